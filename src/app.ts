@@ -1,0 +1,70 @@
+import { randomUUID } from 'node:crypto'
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
+import { createBearerAuth } from './auth/bearer-auth.js'
+import { type Config, parseTokenList } from './config.js'
+import { createOperationHandlers } from './handlers/operation-handlers.js'
+import { answerClientError } from './http/client-error-response.js'
+import { toApiError } from './http/to-api-error.js'
+import errorResponses from './plugins/error-responses.js'
+import jsonBody from './plugins/json-body.js'
+import openApiRoutes from './plugins/openapi-routes.js'
+import plantStore from './plugins/plant-store.js'
+import responseHeaders from './plugins/response-headers.js'
+import { type LoadedOpenApiDocument, loadOpenApiDocument } from './spec/openapi-document.js'
+import { openPlantStore } from './store/open-plant-store.js'
+import type { PlantStore } from './store/plant-store.js'
+
+export type AppConfig = Omit<Config, 'PORT' | 'HOST'>
+
+export interface AppDependencies {
+  // Defaults to the store DATABASE_URL names; the app closes whichever it is given.
+  readonly store?: PlantStore
+  // Defaults to the checked-in openapi.yaml.
+  readonly openApi?: LoadedOpenApiDocument
+}
+
+const clientRequestId = /^[A-Za-z0-9._:-]{1,128}$/
+
+export async function buildApp (config: AppConfig, dependencies: AppDependencies = {}): Promise<FastifyInstance> {
+  const openApi = dependencies.openApi ?? loadOpenApiDocument()
+  const app = Fastify({
+    logger: {
+      level: config.LOG_LEVEL,
+      redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
+    },
+    bodyLimit: config.BODY_LIMIT,
+    // HEAD is not declared in openapi.yaml, so it gets the same 405 as any undeclared method.
+    exposeHeadRoutes: false,
+    // Fastify's own 503 while closing has a body the spec does not declare; in-flight and
+    // keep-alive requests are finished instead, and the store closes after them.
+    return503OnClosing: false,
+    genReqId: (request) => {
+      const sent = request.headers['x-request-id']
+      return typeof sent === 'string' && clientRequestId.test(sent) ? sent : randomUUID()
+    },
+    ajv: {
+      // The spec is exact: "12" is not an integer, 123 is not a string, and nothing is
+      // added to or removed from the body the handler sees.
+      customOptions: { coerceTypes: false, useDefaults: false, removeAdditional: false, allErrors: false },
+    },
+    clientErrorHandler: answerClientError,
+    frameworkErrors: (error, request, reply) => {
+      const apiError = toApiError(error, request as FastifyRequest, config.BODY_LIMIT)
+      void (reply as FastifyReply).code(apiError.statusCode).headers(apiError.headers)
+        .send({ error: apiError.code, message: apiError.message })
+    },
+  })
+
+  const store = dependencies.store ?? openPlantStore(config.DATABASE_URL)
+  await app.register(plantStore, { store })
+  await app.register(errorResponses, { bodyLimit: config.BODY_LIMIT })
+  await app.register(responseHeaders)
+  await app.register(jsonBody)
+  await app.register(openApiRoutes, {
+    openApi,
+    basePath: config.BASE_PATH,
+    handlers: createOperationHandlers({ store, openApi }),
+    securityHandlers: { bearerAuth: createBearerAuth(parseTokenList(config.API_TOKENS)) },
+  })
+  return app
+}

@@ -1,0 +1,67 @@
+import { type Static, type TSchema, Type } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+
+// Every setting, described once. The README's configuration table follows this schema, and
+// loadConfig refuses a bad value with the variable's name and what it accepts.
+export const ConfigSchema = Type.Object({
+  PORT: Type.Integer({
+    minimum: 0, maximum: 65535, default: 3000,
+    description: 'an integer from 0 to 65535',
+  }),
+  HOST: Type.String({
+    minLength: 1, default: '127.0.0.1',
+    description: 'a host name or IP address to listen on',
+  }),
+  DATABASE_URL: Type.String({
+    pattern: '^sqlite:.+$', default: 'sqlite:./data/plants.db',
+    description: '"sqlite:<path>" (the file and its folder are created on first start)',
+  }),
+  API_TOKENS: Type.String({
+    pattern: '^[A-Za-z0-9._~+/=,\\s-]*$', default: '',
+    description: 'a comma-separated list of bearer tokens, each made of A-Z a-z 0-9 - . _ ~ + / =',
+  }),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
+    { default: 'info', description: 'one of fatal, error, warn, info, debug, trace, silent' },
+  ),
+  BASE_PATH: Type.String({
+    pattern: '^(/[A-Za-z0-9._~-]+)*$', default: '',
+    description: 'empty, or a path prefix such as /api/v1 (no trailing slash)',
+  }),
+  BODY_LIMIT: Type.Integer({
+    minimum: 64, maximum: 10_485_760, default: 16_384,
+    description: 'the largest accepted request body in bytes, an integer from 64 to 10485760',
+  }),
+})
+
+export type Config = Static<typeof ConfigSchema>
+
+export class ConfigError extends Error {
+  constructor (readonly problems: readonly string[]) {
+    super(`invalid configuration:\n${problems.map((problem) => `  ${problem}`).join('\n')}`)
+    this.name = 'ConfigError'
+  }
+}
+
+// Reads the settings from an environment; an unset or empty variable takes its default.
+export function loadConfig (environment: Readonly<Record<string, string | undefined>>): Config {
+  const settings: Record<string, unknown> = {}
+  for (const name of Object.keys(ConfigSchema.properties)) {
+    const value = environment[name]
+    if (value !== undefined && value !== '') settings[name] = value
+  }
+  const candidate = Value.Convert(ConfigSchema, Value.Default(ConfigSchema, settings))
+  if (Value.Check(ConfigSchema, candidate)) return candidate
+
+  const properties: Record<string, TSchema> = ConfigSchema.properties
+  const problems = new Map<string, string>()
+  for (const error of Value.Errors(ConfigSchema, candidate)) {
+    const name = error.path.slice(1)
+    problems.set(name, `${name}=${JSON.stringify(settings[name])} is not valid: expected ${properties[name]?.description}`)
+  }
+  throw new ConfigError([...problems.values()])
+}
+
+export function parseTokenList (tokens: string): string[] {
+  return tokens.split(',').map((token) => token.trim()).filter((token) => token !== '')
+}

@@ -1,0 +1,20 @@
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { operations } from '../../generated/openapi.js'
+
+type JsonRequestBody<Operation> =
+  Operation extends { requestBody: { content: { 'application/json': infer Body } } } ? Body : undefined
+
+type SuccessBody<Operation> =
+  Operation extends { responses: { 200: { content: infer Content } } } ? Content[keyof Content] : never
+
+// A handler typed from the generated operation: it receives the request body the spec declares
+// and must resolve to the spec's 200 body. Failures are thrown and answered by the error handler.
+export type OperationHandler<Operation> = (
+  request: FastifyRequest<{ Body: JsonRequestBody<Operation> }>,
+  reply: FastifyReply,
+) => Promise<SuccessBody<Operation>>
+
+// One handler per operationId of openapi.yaml: a missing, extra or mistyped one fails to compile.
+export type OperationHandlers = {
+  [OperationId in keyof operations]: OperationHandler<operations[OperationId]>
+}

@@ -1,0 +1,23 @@
+import type { LoadedOpenApiDocument } from '../spec/openapi-document.js'
+import type { PlantStore } from '../store/plant-store.js'
+import { createPlantHandler } from './create-plant.js'
+import type { OperationHandlers } from './operation-handler.js'
+import {
+  getHealthHandler, getOpenApiJsonHandler, getOpenApiYamlHandler, getReadinessHandler,
+} from './operations-endpoints.js'
+
+export interface HandlerDependencies {
+  readonly store: PlantStore
+  readonly openApi: LoadedOpenApiDocument
+}
+
+// The service handlers fastify-openapi-glue binds, keyed by operationId.
+export function createOperationHandlers ({ store, openApi }: HandlerDependencies): OperationHandlers {
+  return {
+    createPlant: createPlantHandler(store),
+    getHealth: getHealthHandler(),
+    getReadiness: getReadinessHandler(store),
+    getOpenApiJson: getOpenApiJsonHandler(openApi),
+    getOpenApiYaml: getOpenApiYamlHandler(openApi),
+  }
+}

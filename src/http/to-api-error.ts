@@ -1,0 +1,47 @@
+import type { FastifyRequest } from 'fastify'
+import {
+  ApiError, ConflictResponseError, ContentTooLargeError, InternalError, MalformedJsonError,
+  MalformedRequestError, SchemaViolationError, ServiceUnavailableError, UnsupportedMediaTypeError,
+} from '../errors/api-errors.js'
+import { PlantConflictError, StoreUnavailableError } from '../store/store-errors.js'
+
+interface SchemaProblem {
+  keyword: string
+  instancePath: string
+  message?: string
+  params: Record<string, unknown>
+}
+
+interface FrameworkError {
+  code?: string
+  validation?: SchemaProblem[]
+  validationContext?: string
+}
+
+// The one place where a failure of any kind becomes a status, a code and a message that
+// openapi.yaml declares. What is not recognised here is an internal error.
+export function toApiError (error: unknown, request: FastifyRequest, bodyLimit: number): ApiError {
+  if (error instanceof ApiError) return error
+  if (error instanceof PlantConflictError) return new ConflictResponseError(error.message)
+  if (error instanceof StoreUnavailableError) return new ServiceUnavailableError(error.message, error.retryAfterSeconds)
+
+  const { code, validation, validationContext = 'request' } = (error ?? {}) as FrameworkError
+  if (validation !== undefined) return schemaViolation(validation, validationContext, request)
+  switch (code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE': return new ContentTooLargeError(bodyLimit)
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': return new UnsupportedMediaTypeError(request.headers['content-type'])
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY': return new MalformedJsonError('the body is empty')
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH': return new MalformedRequestError('the body does not match its Content-Length')
+    case 'FST_ERR_BAD_URL': return new MalformedRequestError('the URL cannot be decoded')
+    default: return new InternalError()
+  }
+}
+
+function schemaViolation (problems: SchemaProblem[], context: string, request: FastifyRequest): SchemaViolationError {
+  const [problem] = problems
+  if (context === 'body' && request.body === undefined) return new SchemaViolationError('the request body is required')
+  if (problem === undefined) return new SchemaViolationError(`${context} does not match the schema`)
+  const field = context + problem.instancePath.replaceAll('/', '.')
+  if (problem.keyword === 'required') return new SchemaViolationError(`${field}.${String(problem.params.missingProperty)} is required`)
+  return new SchemaViolationError(`${field} ${problem.message ?? 'does not match the schema'}`)
+}

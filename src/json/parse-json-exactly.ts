@@ -1,0 +1,204 @@
+import { ForbiddenKeyError, InvalidTextError, MalformedJsonError } from '../errors/api-errors.js'
+
+// A strict JSON reader for request bodies. JSON.parse cannot serve here: it rounds integers
+// beyond 2^53 (ids are int64), silently keeps the last of duplicated keys, and accepts strings
+// that no storage backend can hold. This reader keeps the source text of every number a double
+// may not hold exactly, names the offending field in every error, and bounds its own recursion.
+
+export const maxNestingDepth = 64
+
+const forbiddenKeys = new Set(['__proto__', 'constructor'])
+const numberPattern = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y
+const exactDoublePattern = /^-?\d{1,15}$/
+const loneSurrogatePattern = /\p{Surrogate}/u
+
+const numberSources = new WeakMap<object, Map<string, string>>()
+
+export function parseJsonExactly (text: string): unknown {
+  return new JsonReader(text).readDocument()
+}
+
+// The number's text as it was sent, for a property whose value a double may not hold exactly;
+// undefined when the parsed number is exact.
+export function numberSourceOf (container: object, key: string): string | undefined {
+  return numberSources.get(container)?.get(key)
+}
+
+const escapes: Record<string, string> = {
+  '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t',
+}
+
+class JsonReader {
+  private position = 0
+
+  constructor (private readonly text: string) {}
+
+  readDocument (): unknown {
+    this.skipWhitespace()
+    if (this.position === this.text.length) throw new MalformedJsonError('the body is empty')
+    const value = this.readValue('body', 0)
+    this.skipWhitespace()
+    if (this.position !== this.text.length) throw this.syntaxError('the end of the body')
+    return value
+  }
+
+  private readValue (path: string, depth: number): unknown {
+    switch (this.text[this.position]) {
+      case '{': return this.readObject(path, depth + 1)
+      case '[': return this.readArray(path, depth + 1)
+      case '"': return this.readString(path)
+      case 't': return this.readLiteral('true', true)
+      case 'f': return this.readLiteral('false', false)
+      case 'n': return this.readLiteral('null', null)
+      default: return this.readNumber().value
+    }
+  }
+
+  private readObject (path: string, depth: number): Record<string, unknown> {
+    this.checkDepth(depth)
+    this.position++
+    const object: Record<string, unknown> = {}
+    this.skipWhitespace()
+    if (this.consume('}')) return object
+    do {
+      this.skipWhitespace()
+      if (this.text[this.position] !== '"') throw this.syntaxError('a property name in double quotes')
+      const key = this.readString(`${path} property name`)
+      const memberPath = `${path}.${key}`
+      if (forbiddenKeys.has(key)) throw new ForbiddenKeyError(memberPath)
+      if (Object.hasOwn(object, key)) throw new MalformedJsonError(`${memberPath} appears more than once`)
+      this.skipWhitespace()
+      if (!this.consume(':')) throw this.syntaxError('":"')
+      this.skipWhitespace()
+      if (this.isNumberStart()) {
+        const { value, source } = this.readNumber()
+        object[key] = value
+        if (!exactDoublePattern.test(source)) this.rememberNumberSource(object, key, source)
+      } else {
+        object[key] = this.readValue(memberPath, depth)
+      }
+      this.skipWhitespace()
+    } while (this.consume(','))
+    if (!this.consume('}')) throw this.syntaxError('"," or "}"')
+    return object
+  }
+
+  private readArray (path: string, depth: number): unknown[] {
+    this.checkDepth(depth)
+    this.position++
+    const array: unknown[] = []
+    this.skipWhitespace()
+    if (this.consume(']')) return array
+    do {
+      this.skipWhitespace()
+      array.push(this.readValue(`${path}[${array.length}]`, depth))
+      this.skipWhitespace()
+    } while (this.consume(','))
+    if (!this.consume(']')) throw this.syntaxError('"," or "]"')
+    return array
+  }
+
+  private readString (path: string): string {
+    const text = this.text
+    let position = this.position + 1
+    let value = ''
+    let runStart = position
+    for (;;) {
+      const code = text.charCodeAt(position)
+      if (Number.isNaN(code)) {
+        this.position = position
+        throw this.syntaxError('the closing double quote of a string')
+      }
+      if (code === 0x22) break
+      if (code < 0x20) {
+        this.position = position
+        throw this.syntaxError('an escaped control character')
+      }
+      if (code !== 0x5c) {
+        position++
+        continue
+      }
+      value += text.slice(runStart, position)
+      const escape = text[position + 1] ?? ''
+      if (escape === 'u') {
+        const hex = text.slice(position + 2, position + 6)
+        if (!/^[0-9a-fA-F]{4}$/.test(hex)) {
+          this.position = position
+          throw this.syntaxError('four hex digits after \\u')
+        }
+        value += String.fromCharCode(Number.parseInt(hex, 16))
+        position += 6
+      } else {
+        const unescaped = escapes[escape]
+        if (unescaped === undefined) {
+          this.position = position
+          throw this.syntaxError('a valid escape sequence')
+        }
+        value += unescaped
+        position += 2
+      }
+      runStart = position
+    }
+    value += text.slice(runStart, position)
+    this.position = position + 1
+    if (value.includes('\u0000')) throw new InvalidTextError(`${path} contains a NUL character`)
+    if (loneSurrogatePattern.test(value)) throw new InvalidTextError(`${path} contains a lone surrogate`)
+    return value
+  }
+
+  private readNumber (): { value: number, source: string } {
+    numberPattern.lastIndex = this.position
+    const match = numberPattern.exec(this.text)
+    if (match === null) throw this.syntaxError('a JSON value')
+    const source = match[0]
+    this.position += source.length
+    return { value: Number(source), source }
+  }
+
+  private readLiteral<T> (word: string, value: T): T {
+    if (!this.text.startsWith(word, this.position)) throw this.syntaxError('a JSON value')
+    this.position += word.length
+    return value
+  }
+
+  private isNumberStart (): boolean {
+    const code = this.text.charCodeAt(this.position)
+    return code === 0x2d || (code >= 0x30 && code <= 0x39)
+  }
+
+  private rememberNumberSource (object: object, key: string, source: string): void {
+    let sources = numberSources.get(object)
+    if (sources === undefined) {
+      sources = new Map()
+      numberSources.set(object, sources)
+    }
+    sources.set(key, source)
+  }
+
+  private checkDepth (depth: number): void {
+    if (depth > maxNestingDepth) {
+      throw new MalformedJsonError(`the body nests deeper than ${maxNestingDepth} levels`)
+    }
+  }
+
+  private consume (char: string): boolean {
+    if (this.text[this.position] !== char) return false
+    this.position++
+    return true
+  }
+
+  private skipWhitespace (): void {
+    for (;;) {
+      const code = this.text.charCodeAt(this.position)
+      if (code !== 0x20 && code !== 0x0a && code !== 0x0d && code !== 0x09) return
+      this.position++
+    }
+  }
+
+  private syntaxError (expected: string): MalformedJsonError {
+    const found = this.position < this.text.length
+      ? JSON.stringify(this.text.slice(this.position, this.position + 10))
+      : 'the end of the body'
+    return new MalformedJsonError(`invalid JSON at character ${this.position}: expected ${expected}, found ${found}`)
+  }
+}

@@ -1,0 +1,35 @@
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { InvalidTextError, UnsupportedMediaTypeError } from '../errors/api-errors.js'
+import { parseJsonExactly } from '../json/parse-json-exactly.js'
+
+const charsetParameter = /;\s*charset\s*=\s*"?([^";\s]*)"?/i
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+
+// application/json, with charset=utf-8 or none, is the only body the service reads; any other
+// media type is a 415 before a byte of it is parsed. Fastify's size limit applies first.
+async function jsonBody (app: FastifyInstance): Promise<void> {
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const contentType = request.headers['content-type']
+    const charset = charsetParameter.exec(contentType ?? '')?.[1]
+    if (charset !== undefined && charset.toLowerCase() !== 'utf-8') {
+      done(new UnsupportedMediaTypeError(contentType), undefined)
+      return
+    }
+    let text: string
+    try {
+      text = utf8.decode(body as Buffer)
+    } catch {
+      done(new InvalidTextError('the body is not valid UTF-8'), undefined)
+      return
+    }
+    try {
+      done(null, parseJsonExactly(text))
+    } catch (error) {
+      done(error as Error, undefined)
+    }
+  })
+}
+
+export default fp(jsonBody, { name: 'json-body', fastify: '5.x' })

@@ -1,0 +1,96 @@
+import fastifyAuth from '@fastify/auth'
+import type { FastifyInstance, onRequestHookHandler, RouteHandlerMethod } from 'fastify'
+import fp from 'fastify-plugin'
+import openapiGlue from 'fastify-openapi-glue'
+import type { SecurityHandler } from '../auth/bearer-auth.js'
+import { MethodNotAllowedError } from '../errors/api-errors.js'
+import {
+  httpMethods, listOperations, securityOf, type LoadedOpenApiDocument, type OpenApiDocument,
+  type OperationEntry,
+} from '../spec/openapi-document.js'
+
+export interface OpenApiRoutesOptions {
+  readonly openApi: LoadedOpenApiDocument
+  // Keyed by operationId.
+  readonly handlers: Readonly<Record<string, unknown>>
+  // Keyed by the names of components.securitySchemes.
+  readonly securityHandlers: Readonly<Record<string, SecurityHandler>>
+  readonly basePath: string
+}
+
+// The spec, not code, decides which routes exist, how each is validated and which are
+// protected: fastify-openapi-glue builds a route per operation, and each route's security
+// requirements become an onRequest hook, so credentials are checked before the body is read.
+async function openApiRoutes (app: FastifyInstance, options: OpenApiRoutesOptions): Promise<void> {
+  const { openApi: { document }, handlers, basePath } = options
+  const operations = listOperations(document)
+  const missing = operations.filter(({ operation: { operationId } }) =>
+    operationId === undefined || !Object.hasOwn(handlers, operationId))
+  if (missing.length > 0) {
+    throw new Error(`openapi.yaml declares operations with no handler: ${missing.map(describe).join(', ')}`)
+  }
+
+  await app.register(fastifyAuth)
+  await app.register(openapiGlue, {
+    specification: structuredClone(document),
+    prefix: basePath,
+    operationResolver: (operationId: string, method: string, openapiPath: string) => {
+      const entry = operations.find((candidate) =>
+        candidate.path === openapiPath && candidate.method === method.toLowerCase())
+      const authenticate = entry === undefined ? undefined : authenticationHook(app, document, entry, options)
+      return {
+        method,
+        url: toFastifyPath(openapiPath),
+        handler: handlers[operationId] as RouteHandlerMethod,
+        ...(authenticate === undefined ? {} : { onRequest: authenticate }),
+      }
+    },
+  })
+  registerMethodNotAllowedRoutes(app, document, basePath)
+}
+
+// An operation's security requirements as @fastify/auth sees them: any one requirement may
+// pass (OR), and every scheme inside it must (AND). `security: []` means a public operation.
+function authenticationHook (
+  app: FastifyInstance,
+  document: OpenApiDocument,
+  entry: OperationEntry,
+  { securityHandlers }: OpenApiRoutesOptions,
+): onRequestHookHandler | undefined {
+  const requirements = securityOf(document, entry.operation)
+  if (requirements.length === 0 || requirements.some((requirement) => Object.keys(requirement).length === 0)) {
+    return undefined
+  }
+  const alternatives = requirements.map((requirement) => Object.keys(requirement).map((scheme) => {
+    const handler = securityHandlers[scheme]
+    if (handler === undefined) throw new Error(`${describe(entry)} requires security scheme ${scheme}, which has no handler`)
+    return handler
+  }))
+  return app.auth(alternatives)
+}
+
+// A path the spec declares answers its undeclared methods with 405 and an Allow header.
+function registerMethodNotAllowedRoutes (app: FastifyInstance, document: OpenApiDocument, basePath: string): void {
+  for (const [path, pathItem] of Object.entries(document.paths)) {
+    const allowed = httpMethods.filter((method) => pathItem[method] !== undefined).map((method) => method.toUpperCase())
+    const notAllowed = httpMethods.map((method) => method.toUpperCase()).filter((method) => !allowed.includes(method))
+    app.route({
+      method: notAllowed,
+      url: basePath + toFastifyPath(path),
+      handler: async (request) => {
+        throw new MethodNotAllowedError(request.method, allowed)
+      },
+    })
+  }
+}
+
+// OpenAPI writes path parameters as {name}, Fastify as :name.
+function toFastifyPath (openapiPath: string): string {
+  return openapiPath.replace(/{(\w+)}/g, ':$1')
+}
+
+function describe ({ method, path, operation }: OperationEntry): string {
+  return `${method.toUpperCase()} ${path} (${operation.operationId ?? 'no operationId'})`
+}
+
+export default fp(openApiRoutes, { name: 'openapi-routes', fastify: '5.x' })

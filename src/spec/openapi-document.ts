@@ -1,0 +1,69 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parse as parseYaml } from 'yaml'
+
+export const httpMethods = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const
+export type HttpMethod = (typeof httpMethods)[number]
+
+// A security requirement: scheme names, each with its scopes. A list of them is an OR; the
+// schemes inside one requirement are an AND.
+export type SecurityRequirement = Readonly<Record<string, readonly string[]>>
+
+export interface OpenApiOperation {
+  readonly operationId?: string
+  readonly security?: readonly SecurityRequirement[]
+}
+
+export type OpenApiPathItem = Partial<Record<HttpMethod, OpenApiOperation>>
+
+// The parts of an OpenAPI document this service reads itself; fastify-openapi-glue reads the rest.
+export interface OpenApiDocument {
+  readonly openapi: string
+  readonly security?: readonly SecurityRequirement[]
+  readonly paths: Readonly<Record<string, OpenApiPathItem>>
+  readonly [key: string]: unknown
+}
+
+export interface LoadedOpenApiDocument {
+  readonly document: OpenApiDocument
+  // The file as it is checked in, served verbatim at /openapi.yaml.
+  readonly yamlText: string
+}
+
+export interface OperationEntry {
+  readonly path: string
+  readonly method: HttpMethod
+  readonly operation: OpenApiOperation
+}
+
+// The checked-in openapi.yaml at the project's root, found from this module whether it runs
+// from src/ (tests) or from dist/src/ (the built service).
+export function findOpenApiFile (): string {
+  let folder = dirname(fileURLToPath(import.meta.url))
+  for (;;) {
+    const candidate = join(folder, 'openapi.yaml')
+    if (existsSync(candidate)) return candidate
+    const parent = dirname(folder)
+    if (parent === folder) throw new Error('openapi.yaml was not found above ' + fileURLToPath(import.meta.url))
+    folder = parent
+  }
+}
+
+export function loadOpenApiDocument (file = findOpenApiFile()): LoadedOpenApiDocument {
+  const yamlText = readFileSync(file, 'utf8')
+  return { document: parseYaml(yamlText) as OpenApiDocument, yamlText }
+}
+
+export function listOperations (document: OpenApiDocument): OperationEntry[] {
+  return Object.entries(document.paths).flatMap(([path, pathItem]) =>
+    httpMethods.flatMap((method) => {
+      const operation = pathItem[method]
+      return operation === undefined ? [] : [{ path, method, operation }]
+    }))
+}
+
+// The requirements that apply to an operation: its own, or else the document's.
+export function securityOf (document: OpenApiDocument, operation: OpenApiOperation): readonly SecurityRequirement[] {
+  return operation.security ?? document.security ?? []
+}

@@ -1,0 +1,77 @@
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import Database, { SqliteError } from 'better-sqlite3'
+import type { CreatePlantOutcome, PlantRecord, PlantStore } from '../plant-store.js'
+import { PlantConflictError, StoreUnavailableError } from '../store-errors.js'
+import { applySqliteMigrations } from './sqlite-migrations.js'
+
+export interface SqlitePlantStoreOptions {
+  readonly filename: string
+  // How long a write waits for another connection's lock before the request gets a 503.
+  readonly busyTimeoutMs?: number
+}
+
+interface StoredRow {
+  name: string
+  tag: string | null
+}
+
+// Failures that say "not now" rather than "never": the request may be retried.
+const transientErrorCodes = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|PROTOCOL)/
+
+export class SqlitePlantStore implements PlantStore {
+  private readonly database: Database.Database
+  private readonly insertOrCompare: (plant: PlantRecord) => CreatePlantOutcome
+
+  constructor ({ filename, busyTimeoutMs = 5000 }: SqlitePlantStoreOptions) {
+    mkdirSync(dirname(filename), { recursive: true })
+    this.database = new Database(filename, { timeout: busyTimeoutMs })
+    // WAL with synchronous=FULL fsyncs the log on every commit, so an acknowledged create
+    // survives a process crash and a power loss.
+    this.database.pragma('journal_mode = WAL')
+    this.database.pragma('synchronous = FULL')
+    this.database.defaultSafeIntegers(true)
+    applySqliteMigrations(this.database)
+
+    const insert = this.database.prepare(
+      'INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING')
+    const selectStored = this.database.prepare<[bigint], StoredRow>(
+      'SELECT name, tag FROM plants WHERE id = ?')
+    // Insert first and compare only when the id was taken, inside one IMMEDIATE transaction:
+    // no other writer can slip in between, in this process or another on the same file.
+    const transaction = this.database.transaction((plant: PlantRecord): CreatePlantOutcome => {
+      if (insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) {
+        return { plant, created: true }
+      }
+      const stored = selectStored.get(plant.id)
+      if (stored === undefined || stored.name !== plant.name || stored.tag !== (plant.tag ?? null)) {
+        throw new PlantConflictError(plant.id)
+      }
+      return { plant, created: false }
+    })
+    this.insertOrCompare = (plant) => transaction.immediate(plant)
+  }
+
+  async createPlant (plant: PlantRecord): Promise<CreatePlantOutcome> {
+    return this.translateErrors(() => this.insertOrCompare(plant))
+  }
+
+  async checkReady (): Promise<void> {
+    this.translateErrors(() => this.database.prepare('SELECT 1').get())
+  }
+
+  async close (): Promise<void> {
+    this.database.close()
+  }
+
+  private translateErrors<T> (operation: () => T): T {
+    try {
+      return operation()
+    } catch (error) {
+      if (error instanceof SqliteError && transientErrorCodes.test(error.code)) {
+        throw new StoreUnavailableError(1, { cause: error })
+      }
+      throw error
+    }
+  }
+}

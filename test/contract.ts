@@ -1,0 +1,89 @@
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
+import addFormats from 'ajv-formats'
+import type { Response as InjectResponse } from 'light-my-request'
+import { httpMethods, loadOpenApiDocument } from '../src/spec/openapi-document.js'
+
+// Checks responses against openapi.yaml itself, never against a hand-copied schema: the status
+// must be declared for the operation (404 and 405 answer with the Error schema), the media
+// type must be one it declares, and the body must match the declared schema.
+
+const { document } = loadOpenApiDocument()
+const ajv = new Ajv2020({ strict: false, allErrors: true })
+addFormats.default(ajv)
+ajv.addSchema(document, 'openapi')
+
+interface MediaType { schema?: unknown }
+interface ResponseObject { $ref?: string, content?: Record<string, MediaType> }
+type Operation = { responses: Record<string, ResponseObject> }
+
+// Undeclared paths and methods have no operation to declare their 404 and 405; they answer with
+// the Error schema all the same.
+const errorSchemaPointer = '#/components/schemas/Error'
+
+const validators = new Map<string, ValidateFunction>()
+function validatorFor (pointer: string): ValidateFunction {
+  let validate = validators.get(pointer)
+  if (validate === undefined) {
+    validate = ajv.compile({ $ref: `openapi${pointer}` })
+    validators.set(pointer, validate)
+  }
+  return validate
+}
+
+function resolve (pointer: string): unknown {
+  return pointer.slice(2).split('/').reduce<unknown>((node, part) =>
+    (node as Record<string, unknown>)[part.replaceAll('~1', '/').replaceAll('~0', '~')], document)
+}
+
+function escape (part: string): string {
+  return part.replaceAll('~', '~0').replaceAll('/', '~1')
+}
+
+export interface ContractTest {
+  equal: (found: unknown, wanted: unknown, message?: string) => unknown
+  ok: (value: unknown, message?: string) => unknown
+  fail: (message?: string) => unknown
+}
+
+// Returns the parsed JSON body (or the text of a non-JSON body) for further assertions.
+export function assertMatchesSpec (t: ContractTest, response: InjectResponse, basePath = ''): unknown {
+  const method = response.raw.req.method?.toLowerCase() ?? ''
+  const url = new URL(response.raw.req.url ?? '/', 'http://localhost').pathname
+  const path = url.startsWith(basePath) ? url.slice(basePath.length) : url
+  const status = String(response.statusCode)
+  const pathItem = (document.paths as Record<string, Record<string, Operation>>)[path]
+
+  const operation = httpMethods.some((known) => known === method) ? pathItem?.[method] : undefined
+  if (operation === undefined) {
+    t.equal(status, pathItem === undefined ? '404' : '405', `${method} ${path} is not declared, so only 404 or 405 may answer`)
+    return checkBody(t, response, { 'application/json': {} }, errorSchemaPointer)
+  }
+  const declared = operation.responses
+  if (declared[status] === undefined && declared.default === undefined) {
+    t.fail(`${method} ${path} does not declare status ${status}`)
+    return undefined
+  }
+  let responsePointer = `#/paths/${escape(path)}/${method}/responses/${declared[status] ? status : 'default'}`
+  let responseObject = resolve(responsePointer) as ResponseObject
+  if (responseObject.$ref !== undefined) {
+    responsePointer = responseObject.$ref
+    responseObject = resolve(responsePointer) as ResponseObject
+  }
+  return checkBody(t, response, responseObject.content ?? {}, `${responsePointer}/content`)
+}
+
+function checkBody (t: ContractTest, response: InjectResponse, content: Record<string, MediaType>, contentPointer: string): unknown {
+  const mediaType = String(response.headers['content-type'] ?? '').split(';')[0]?.trim() ?? ''
+  if (content[mediaType] === undefined) {
+    t.fail(`content type ${JSON.stringify(mediaType)} is not declared (declared: ${Object.keys(content).join(', ')})`)
+    return undefined
+  }
+  const body: unknown = mediaType === 'application/json' ? response.json() : response.body
+  const schemaPointer = contentPointer === errorSchemaPointer
+    ? errorSchemaPointer
+    : `${contentPointer}/${escape(mediaType)}/schema`
+  const validate = validatorFor(schemaPointer)
+  const valid = validate(body)
+  t.ok(valid, `the ${response.statusCode} body matches ${schemaPointer}${valid ? '' : ': ' + ajv.errorsText(validate.errors)}`)
+  return body
+}

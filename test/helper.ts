@@ -1,0 +1,59 @@
+import type { FastifyInstance, InjectOptions } from 'fastify'
+import type { Response as InjectResponse } from 'light-my-request'
+import type { Test } from 'tap'
+import { type AppConfig, type AppDependencies, buildApp } from '../src/app.js'
+import { assertMatchesSpec } from './contract.js'
+
+export const testToken = 'test-token-0123456789'
+export const otherTestToken = 'other-token-9876543210'
+
+export interface TestApp {
+  readonly app: FastifyInstance
+  readonly databaseFile: string
+  // Sends a request with inject and checks the response against openapi.yaml.
+  readonly send: (options: InjectOptions) => Promise<CheckedResponse>
+  // POST /plants with a valid token; `body` is sent as is when it is a string.
+  readonly createPlant: (body: unknown, headers?: Record<string, string>) => Promise<CheckedResponse>
+}
+
+export interface CheckedResponse {
+  readonly response: InjectResponse
+  readonly statusCode: number
+  readonly headers: InjectResponse['headers']
+  // The parsed JSON body, or the text of any other body.
+  readonly body: unknown
+}
+
+// The one way tests build the app: an explicit config, a fresh SQLite file in the test's own
+// folder, and the app closed when the test ends.
+export async function buildTestApp (
+  t: Test,
+  overrides: Partial<AppConfig> = {},
+  dependencies: AppDependencies = {},
+): Promise<TestApp> {
+  const databaseFile = `${t.testdir()}/plants.db`
+  const config: AppConfig = {
+    DATABASE_URL: `sqlite:${databaseFile}`,
+    API_TOKENS: `${testToken},${otherTestToken}`,
+    LOG_LEVEL: 'silent',
+    BASE_PATH: '',
+    BODY_LIMIT: 16_384,
+    ...overrides,
+  }
+  const app = await buildApp(config, dependencies)
+  t.teardown(() => app.close())
+
+  const send = async (options: InjectOptions): Promise<CheckedResponse> => {
+    const response = await app.inject(options)
+    const body = assertMatchesSpec(t, response, config.BASE_PATH)
+    return { response, statusCode: response.statusCode, headers: response.headers, body }
+  }
+  const createPlant = async (body: unknown, headers: Record<string, string> = {}): Promise<CheckedResponse> =>
+    send({
+      method: 'POST',
+      url: `${config.BASE_PATH}/plants`,
+      headers: { authorization: `Bearer ${testToken}`, 'content-type': 'application/json', ...headers },
+      payload: typeof body === 'string' ? body : JSON.stringify(body),
+    })
+  return { app, databaseFile, send, createPlant }
+}
