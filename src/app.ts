@@ -4,6 +4,7 @@ import { createBearerAuth } from './auth/bearer-auth.js'
 import { type Config, parseTokenList } from './config.js'
 import { createOperationHandlers } from './handlers/operation-handlers.js'
 import { answerClientError } from './http/client-error-response.js'
+import { serializeRequest } from './http/request-log.js'
 import { toApiError } from './http/to-api-error.js'
 import errorResponses from './plugins/error-responses.js'
 import jsonBody from './plugins/json-body.js'
@@ -31,6 +32,7 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
     logger: {
       level: config.LOG_LEVEL,
       redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
+      serializers: { req: serializeRequest },
     },
     bodyLimit: config.BODY_LIMIT,
     // HEAD is not declared in openapi.yaml, so it gets the same 405 as any undeclared method.

@@ -45,21 +45,27 @@ export class ConfigError extends Error {
 
 // Reads the settings from an environment; an unset or empty variable takes its default.
 export function loadConfig (environment: Readonly<Record<string, string | undefined>>): Config {
+  const properties: Record<string, TSchema> = ConfigSchema.properties
   const settings: Record<string, unknown> = {}
-  for (const name of Object.keys(ConfigSchema.properties)) {
+  for (const [name, schema] of Object.entries(properties)) {
     const value = environment[name]
-    if (value !== undefined && value !== '') settings[name] = value
+    if (value !== undefined && value !== '') settings[name] = convert(value, schema)
   }
-  const candidate = Value.Convert(ConfigSchema, Value.Default(ConfigSchema, settings))
+  const candidate = Value.Default(ConfigSchema, settings)
   if (Value.Check(ConfigSchema, candidate)) return candidate
 
-  const properties: Record<string, TSchema> = ConfigSchema.properties
   const problems = new Map<string, string>()
   for (const error of Value.Errors(ConfigSchema, candidate)) {
     const name = error.path.slice(1)
-    problems.set(name, `${name}=${JSON.stringify(settings[name])} is not valid: expected ${properties[name]?.description}`)
+    problems.set(name, `${name}=${JSON.stringify(environment[name])} is not valid: expected ${properties[name]?.description}`)
   }
   throw new ConfigError([...problems.values()])
+}
+
+// Only plain decimal digits become an integer: "3000.5", "0x10" and "1e3" stay strings and
+// are refused, where a looser conversion would quietly pick another port or limit.
+function convert (value: string, schema: TSchema): unknown {
+  return schema.type === 'integer' && /^\d+$/.test(value) ? Number(value) : value
 }
 
 export function parseTokenList (tokens: string): string[] {

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import type { Response as InjectResponse } from 'light-my-request'
 import type { Test } from 'tap'
@@ -31,7 +34,9 @@ export async function buildTestApp (
   overrides: Partial<AppConfig> = {},
   dependencies: AppDependencies = {},
 ): Promise<TestApp> {
-  const databaseFile = `${t.testdir()}/plants.db`
+  const folder = mkdtempSync(join(tmpdir(), 'plant-store-test-'))
+  t.teardown(() => rmSync(folder, { recursive: true, force: true }))
+  const databaseFile = join(folder, 'plants.db')
   const config: AppConfig = {
     DATABASE_URL: `sqlite:${databaseFile}`,
     API_TOKENS: `${testToken},${otherTestToken}`,

@@ -25,7 +25,8 @@ export function applySqliteMigrations (database: Database): void {
   // IMMEDIATE takes the write lock first, so two processes starting on one file apply each
   // migration once.
   database.transaction(() => {
-    const applied = new Set(appliedVersions.all())
+    // Versions may come back as bigints (safe-integer mode), so compare them as numbers.
+    const applied = new Set(appliedVersions.all().map(Number))
     for (const migration of migrations) {
       if (applied.has(migration.version)) continue
       database.exec(migration.sql)

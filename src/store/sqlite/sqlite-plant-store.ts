@@ -22,6 +22,7 @@ const transientErrorCodes = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|PROTOCOL)/
 export class SqlitePlantStore implements PlantStore {
   private readonly database: Database.Database
   private readonly insertOrCompare: (plant: PlantRecord) => CreatePlantOutcome
+  private readonly readMigrationVersion: () => unknown
 
   constructor ({ filename, busyTimeoutMs = 5000 }: SqlitePlantStoreOptions) {
     mkdirSync(dirname(filename), { recursive: true })
@@ -50,6 +51,10 @@ export class SqlitePlantStore implements PlantStore {
       return { plant, created: false }
     })
     this.insertOrCompare = (plant) => transaction.immediate(plant)
+    // Ready means able to write: take the write lock (as a create would) and read the file.
+    const migrationVersion = this.database.prepare('SELECT max(version) FROM schema_migrations').pluck()
+    const readUnderWriteLock = this.database.transaction(() => migrationVersion.get())
+    this.readMigrationVersion = () => readUnderWriteLock.immediate()
   }
 
   async createPlant (plant: PlantRecord): Promise<CreatePlantOutcome> {
@@ -57,7 +62,7 @@ export class SqlitePlantStore implements PlantStore {
   }
 
   async checkReady (): Promise<void> {
-    this.translateErrors(() => this.database.prepare('SELECT 1').get())
+    this.translateErrors(this.readMigrationVersion)
   }
 
   async close (): Promise<void> {

@@ -1,0 +1,55 @@
+import t from 'tap'
+import { ConfigError, loadConfig, parseTokenList } from '../src/config.js'
+
+t.test('an empty environment gives the documented defaults', async (t) => {
+  t.same(loadConfig({}), {
+    PORT: 3000,
+    HOST: '127.0.0.1',
+    DATABASE_URL: 'sqlite:./data/plants.db',
+    API_TOKENS: '',
+    LOG_LEVEL: 'info',
+    BASE_PATH: '',
+    BODY_LIMIT: 16_384,
+  })
+})
+
+t.test('settings are read from their variables and converted to their types', async (t) => {
+  const config = loadConfig({
+    PORT: '8080', HOST: '0.0.0.0', DATABASE_URL: 'sqlite:/var/lib/plants.db', API_TOKENS: 'a,b',
+    LOG_LEVEL: 'debug', BASE_PATH: '/api/v1', BODY_LIMIT: '1024', UNRELATED: 'ignored',
+  })
+  t.same(config, {
+    PORT: 8080, HOST: '0.0.0.0', DATABASE_URL: 'sqlite:/var/lib/plants.db', API_TOKENS: 'a,b',
+    LOG_LEVEL: 'debug', BASE_PATH: '/api/v1', BODY_LIMIT: 1024,
+  })
+})
+
+t.test('an empty variable takes the default', async (t) => {
+  t.equal(loadConfig({ PORT: '' }).PORT, 3000)
+})
+
+const badValues: Array<[string, string]> = [
+  ['PORT', 'abc'], ['PORT', '70000'], ['PORT', '3000.5'], ['DATABASE_URL', 'mysql://localhost/plants'],
+  ['DATABASE_URL', 'sqlite:'], ['LOG_LEVEL', 'loud'], ['BASE_PATH', 'api'], ['BASE_PATH', '/api/'],
+  ['BODY_LIMIT', '10'], ['BODY_LIMIT', 'lots'], ['API_TOKENS', 'a token with spaces;'],
+]
+for (const [name, value] of badValues) {
+  t.test(`${name}=${value} stops start-up with a message naming ${name}`, async (t) => {
+    t.throws(() => loadConfig({ [name]: value }), ConfigError)
+    try {
+      loadConfig({ [name]: value })
+    } catch (error) {
+      t.match((error as ConfigError).message, new RegExp(`${name}=.*is not valid: expected`))
+      t.equal((error as ConfigError).problems.length, 1, 'only the bad variable is reported')
+    }
+  })
+}
+
+t.test('every bad variable is reported at once', async (t) => {
+  t.throws(() => loadConfig({ PORT: 'x', LOG_LEVEL: 'y' }), { problems: [/^PORT=/, /^LOG_LEVEL=/] })
+})
+
+t.test('the token list is split on commas and trimmed', async (t) => {
+  t.same(parseTokenList(' one, two ,,three '), ['one', 'two', 'three'])
+  t.same(parseTokenList(''), [])
+})

@@ -1,0 +1,124 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { connect } from 'node:net'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import t, { type Test } from 'tap'
+
+// The built service as an operator runs it: `node dist/src/server.js`, configured by its
+// environment. `npm test` builds it first.
+const serverScript = join(import.meta.dirname, '..', 'dist', 'src', 'server.js')
+const configuredToken = 'server-test-token-0123456789'
+
+interface RunningServer {
+  readonly child: ChildProcess
+  readonly baseUrl: string
+  readonly port: number
+  readonly output: () => string
+  readonly exited: Promise<number | null>
+}
+
+async function startServer (t: Test, environment: Record<string, string>): Promise<RunningServer> {
+  t.ok(existsSync(serverScript), 'the service is built (npm test runs npm run build first)')
+  const child = spawn(process.execPath, [serverScript], {
+    env: { PATH: process.env.PATH ?? '', PORT: '0', LOG_LEVEL: 'info', ...environment },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let output = ''
+  child.stdout.on('data', (chunk: Buffer) => { output += chunk.toString() })
+  child.stderr.on('data', (chunk: Buffer) => { output += chunk.toString() })
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+  t.teardown(() => { child.kill('SIGKILL') })
+
+  const deadline = Date.now() + 15_000
+  while (Date.now() < deadline) {
+    const listening = /Server listening at (http:\/\/127\.0\.0\.1:(\d+))/.exec(output)
+    if (listening?.[1] !== undefined) {
+      return { child, baseUrl: listening[1], port: Number(listening[2]), output: () => output, exited }
+    }
+    if (child.exitCode !== null) break
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  throw new Error(`the service did not start:\n${output}`)
+}
+
+async function createPlant (baseUrl: string, token: string, body: unknown): Promise<Response> {
+  return fetch(`${baseUrl}/plants`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })
+}
+
+t.test('with no API_TOKENS the service mints a token, prints it once with a warning, and accepts only it', async (t) => {
+  const server = await startServer(t, { DATABASE_URL: `sqlite:${t.testdir()}/plants.db` })
+  const printed = /API token: (\S+)/.exec(server.output())
+  t.ok(printed, 'the token is printed')
+  t.match(server.output(), /WARNING: API_TOKENS is not set.*\n.*stops working when the service restarts/)
+  t.equal(server.output().split(printed?.[1] ?? '').length - 1, 1, 'printed exactly once')
+
+  const created = await createPlant(server.baseUrl, printed?.[1] ?? '', { id: 1, name: 'Fern' })
+  t.equal(created.status, 200)
+  t.same(await created.json(), { name: 'Fern' })
+  t.equal((await createPlant(server.baseUrl, configuredToken, { id: 2, name: 'Fern' })).status, 401)
+
+  server.child.kill('SIGTERM')
+  t.equal(await server.exited, 0)
+})
+
+t.test('a bad setting stops start-up with a message naming the variable', async (t) => {
+  const child = spawn(process.execPath, [serverScript], { env: { PATH: process.env.PATH ?? '', PORT: 'abc' } })
+  let stderr = ''
+  child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
+  const code = await new Promise((resolve) => child.on('exit', resolve))
+  t.equal(code, 1)
+  t.match(stderr, /PORT="abc" is not valid: expected an integer from 0 to 65535/)
+})
+
+t.test('SIGTERM lets an in-flight request finish, then closes the database', async (t) => {
+  const folder = t.testdir()
+  const databaseFile = `${folder}/plants.db`
+  const server = await startServer(t, { DATABASE_URL: `sqlite:${databaseFile}`, API_TOKENS: configuredToken })
+  const body = JSON.stringify({ id: 42, name: 'Slow fern' })
+  const socket = connect(server.port, '127.0.0.1')
+  let response = ''
+  socket.on('data', (chunk) => { response += chunk.toString() })
+  const closed = new Promise((resolve) => socket.on('close', resolve))
+  socket.write([
+    'POST /plants HTTP/1.1', 'Host: 127.0.0.1', `Authorization: Bearer ${configuredToken}`,
+    'Content-Type: application/json', `Content-Length: ${body.length}`, 'Connection: close', '', '',
+  ].join('\r\n'))
+  socket.write(body.slice(0, 10))
+  await new Promise((resolve) => setTimeout(resolve, 200))
+
+  server.child.kill('SIGTERM')
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  t.equal(server.child.exitCode, null, 'the process waits for the request in flight')
+  socket.write(body.slice(10))
+  await closed
+
+  t.match(response, /^HTTP\/1\.1 200 OK/)
+  t.match(response, /\{"name":"Slow fern"\}$/)
+  t.equal(await server.exited, 0)
+  t.notOk(existsSync(`${databaseFile}-wal`), 'the database was closed cleanly (its WAL file is gone)')
+  const database = new Database(databaseFile, { readonly: true })
+  t.teardown(() => database.close())
+  t.same(database.prepare('SELECT name FROM plants WHERE id = 42').get(), { name: 'Slow fern' })
+})
+
+t.test('logs carry a request id and never a token', async (t) => {
+  const server = await startServer(t, {
+    DATABASE_URL: `sqlite:${t.testdir()}/plants.db`, API_TOKENS: configuredToken, LOG_LEVEL: 'trace',
+  })
+  await createPlant(server.baseUrl, configuredToken, { id: 1, name: 'Fern' })
+  await createPlant(server.baseUrl, 'wrong-token-that-must-not-be-logged', { id: 1, name: 'Fern' })
+  await fetch(`${server.baseUrl}/plants?access_token=query-token-that-must-not-be-logged`, { method: 'POST' })
+  server.child.kill('SIGTERM')
+  await server.exited
+  const output = server.output()
+  t.match(output, /"reqId":"[0-9a-f-]{36}"/)
+  t.notMatch(output, configuredToken)
+  t.notMatch(output, 'wrong-token-that-must-not-be-logged')
+  t.notMatch(output, 'query-token-that-must-not-be-logged')
+  t.match(output, '"url":"/plants?[redacted]"')
+})

@@ -1,0 +1,41 @@
+import Database from 'better-sqlite3'
+import t from 'tap'
+import { SqlitePlantStore } from '../src/store/sqlite/sqlite-plant-store.js'
+import { buildTestApp } from './helper.js'
+
+// Real SQLite failures, seen from outside: the status and code the spec declares, and no
+// internals in the message.
+
+async function appWithLockableStore (t: Parameters<Parameters<typeof t.test>[1]>[0]) {
+  const filename = `${t.testdir()}/locked.db`
+  const store = new SqlitePlantStore({ filename, busyTimeoutMs: 50 })
+  const testApp = await buildTestApp(t, {}, { store })
+  const other = new Database(filename)
+  t.teardown(() => other.close())
+  return { ...testApp, other }
+}
+
+t.test('a store locked by another writer answers 503 with Retry-After, then recovers', async (t) => {
+  const { createPlant, send, other } = await appWithLockableStore(t)
+  other.exec('BEGIN IMMEDIATE')
+  const unavailable = await createPlant({ id: 1, name: 'Fern' })
+  t.equal(unavailable.statusCode, 503)
+  t.equal(unavailable.headers['retry-after'], '1')
+  t.same(unavailable.body, { error: 50301, message: 'the store is unavailable; retry later' })
+  const notReady = await send({ method: 'GET', url: '/readyz' })
+  t.equal(notReady.statusCode, 503)
+  t.equal((notReady.body as { error: number }).error, 50301)
+
+  other.exec('ROLLBACK')
+  t.equal((await createPlant({ id: 1, name: 'Fern' })).statusCode, 200, 'the same request succeeds later')
+  t.equal((await send({ method: 'GET', url: '/readyz' })).statusCode, 200)
+})
+
+t.test('an unexpected store failure is a 500 whose message carries no SQL and no driver text', async (t) => {
+  const { createPlant, other } = await appWithLockableStore(t)
+  other.exec('DROP TABLE plants')
+  const failed = await createPlant({ id: 2, name: 'Fern' })
+  t.equal(failed.statusCode, 500)
+  t.same(failed.body, { error: 50001, message: 'internal server error' })
+  t.notMatch(failed.response.body, /plants|table|sqlite|SELECT|INSERT|at /i)
+})

@@ -1,0 +1,72 @@
+import { existsSync } from 'node:fs'
+import Database from 'better-sqlite3'
+import t from 'tap'
+import { SqlitePlantStore } from '../../src/store/sqlite/sqlite-plant-store.js'
+import { StoreUnavailableError } from '../../src/store/store-errors.js'
+import { testPlantStoreContract } from './plant-store-contract.js'
+
+t.test('the SQLite store keeps the plant store contract', async (t) => {
+  testPlantStoreContract(t, async (t) => new SqlitePlantStore({ filename: `${t.testdir()}/plants.db` }))
+})
+
+function inspect<T> (filename: string, read: (database: Database.Database) => T): T {
+  const database = new Database(filename)
+  database.defaultSafeIntegers(true)
+  try {
+    return read(database)
+  } finally {
+    database.close()
+  }
+}
+
+t.test('the file and its folder are created on first open, in WAL mode with synchronous=FULL', async (t) => {
+  const filename = `${t.testdir()}/nested/folder/plants.db`
+  const store = new SqlitePlantStore({ filename })
+  t.teardown(() => store.close())
+  t.ok(existsSync(filename))
+  t.equal(inspect(filename, (database) => database.pragma('journal_mode', { simple: true })), 'wal')
+  const synchronous = (store as unknown as { database: Database.Database }).database.pragma('synchronous', { simple: true })
+  t.equal(synchronous, 2n, 'synchronous=FULL on the store connection')
+})
+
+t.test('migrations are applied once and recorded', async (t) => {
+  const filename = `${t.testdir()}/plants.db`
+  await new SqlitePlantStore({ filename }).close()
+  await new SqlitePlantStore({ filename }).close()
+  const migrations = inspect(filename, (database) => database.prepare('SELECT version, name FROM schema_migrations').all())
+  t.same(migrations, [{ version: 1n, name: 'create plants' }])
+})
+
+t.test('plants survive closing and reopening the file', async (t) => {
+  const filename = `${t.testdir()}/plants.db`
+  const first = new SqlitePlantStore({ filename })
+  await first.createPlant({ id: 2n ** 62n, name: 'Fern' })
+  await first.close()
+  const second = new SqlitePlantStore({ filename })
+  t.teardown(() => second.close())
+  t.same(await second.createPlant({ id: 2n ** 62n, name: 'Fern' }), { plant: { id: 2n ** 62n, name: 'Fern' }, created: false })
+})
+
+t.test('a write lock held elsewhere for longer than the busy timeout is StoreUnavailableError', async (t) => {
+  const filename = `${t.testdir()}/plants.db`
+  const store = new SqlitePlantStore({ filename, busyTimeoutMs: 50 })
+  t.teardown(() => store.close())
+  const other = new Database(filename)
+  t.teardown(() => other.close())
+  other.exec('BEGIN IMMEDIATE')
+  await t.rejects(store.createPlant({ id: 1n, name: 'Fern' }), StoreUnavailableError)
+  other.exec('ROLLBACK')
+  t.equal((await store.createPlant({ id: 1n, name: 'Fern' })).created, true, 'it recovers when the lock is gone')
+})
+
+t.test('a store that cannot take the write lock is not ready, and is ready again once it can', async (t) => {
+  const filename = `${t.testdir()}/plants.db`
+  const store = new SqlitePlantStore({ filename, busyTimeoutMs: 50 })
+  t.teardown(() => store.close())
+  const other = new Database(filename)
+  t.teardown(() => other.close())
+  other.exec('BEGIN IMMEDIATE')
+  await t.rejects(store.checkReady(), StoreUnavailableError)
+  other.exec('ROLLBACK')
+  await t.resolves(store.checkReady())
+})
