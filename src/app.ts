@@ -58,15 +58,21 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
   })
 
   const store = dependencies.store ?? openPlantStore(config.DATABASE_URL)
-  await app.register(plantStore, { store })
-  await app.register(errorResponses, { bodyLimit: config.BODY_LIMIT })
-  await app.register(responseHeaders)
-  await app.register(jsonBody)
-  await app.register(openApiRoutes, {
-    openApi,
-    basePath: config.BASE_PATH,
-    handlers: createOperationHandlers({ store, openApi }),
-    securityHandlers: { bearerAuth: createBearerAuth(parseTokenList(config.API_TOKENS)) },
-  })
+  try {
+    await app.register(plantStore, { store })
+    await app.register(errorResponses, { bodyLimit: config.BODY_LIMIT })
+    await app.register(responseHeaders)
+    await app.register(jsonBody)
+    await app.register(openApiRoutes, {
+      openApi,
+      basePath: config.BASE_PATH,
+      handlers: createOperationHandlers({ store, openApi }),
+      securityHandlers: { bearerAuth: createBearerAuth(parseTokenList(config.API_TOKENS)) },
+    })
+  } catch (error) {
+    // An app that cannot be built is never closed by its caller: release the store here.
+    await store.close()
+    throw error
+  }
   return app
 }

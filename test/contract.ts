@@ -1,6 +1,7 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
 import type { Response as InjectResponse } from 'light-my-request'
+import type { Test } from 'tap'
 import { httpMethods, loadOpenApiDocument } from '../src/spec/openapi-document.js'
 
 // Checks responses against openapi.yaml itself, never against a hand-copied schema: the status
@@ -39,14 +40,9 @@ function escape (part: string): string {
   return part.replaceAll('~', '~0').replaceAll('/', '~1')
 }
 
-export interface ContractTest {
-  equal: (found: unknown, wanted: unknown, message?: string) => unknown
-  ok: (value: unknown, message?: string) => unknown
-  fail: (message?: string) => unknown
-}
 
 // Returns the parsed JSON body (or the text of a non-JSON body) for further assertions.
-export function assertMatchesSpec (t: ContractTest, response: InjectResponse, basePath = ''): unknown {
+export function assertMatchesSpec (t: Test, response: InjectResponse, basePath = ''): unknown {
   const method = response.raw.req.method?.toLowerCase() ?? ''
   const url = new URL(response.raw.req.url ?? '/', 'http://localhost').pathname
   const path = url.startsWith(basePath) ? url.slice(basePath.length) : url
@@ -72,7 +68,7 @@ export function assertMatchesSpec (t: ContractTest, response: InjectResponse, ba
   return checkBody(t, response, responseObject.content ?? {}, `${responsePointer}/content`)
 }
 
-function checkBody (t: ContractTest, response: InjectResponse, content: Record<string, MediaType>, contentPointer: string): unknown {
+function checkBody (t: Test, response: InjectResponse, content: Record<string, MediaType>, contentPointer: string): unknown {
   const mediaType = String(response.headers['content-type'] ?? '').split(';')[0]?.trim() ?? ''
   if (content[mediaType] === undefined) {
     t.fail(`content type ${JSON.stringify(mediaType)} is not declared (declared: ${Object.keys(content).join(', ')})`)

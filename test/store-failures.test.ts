@@ -1,12 +1,12 @@
 import Database from 'better-sqlite3'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { SqlitePlantStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { buildTestApp } from './helper.js'
 
 // Real SQLite failures, seen from outside: the status and code the spec declares, and no
 // internals in the message.
 
-async function appWithLockableStore (t: Parameters<Parameters<typeof t.test>[1]>[0]) {
+async function appWithLockableStore (t: Test) {
   const filename = `${t.testdir()}/locked.db`
   const store = new SqlitePlantStore({ filename, busyTimeoutMs: 50 })
   const testApp = await buildTestApp(t, {}, { store })

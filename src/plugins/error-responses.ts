@@ -24,6 +24,10 @@ async function errorResponses (app: FastifyInstance, { bodyLimit }: ErrorRespons
       .send({ error: apiError.code, message: apiError.message })
   })
 
+  // Decided in onRequest, so an unknown path is a 404 before its body is read or refused.
+  app.addHook('onRequest', async (request) => {
+    if (request.is404) throw new NotFoundError(request.method, request.url)
+  })
   app.setNotFoundHandler(async (request) => {
     throw new NotFoundError(request.method, request.url)
   })

@@ -3,7 +3,7 @@ import fp from 'fastify-plugin'
 import { InvalidTextError, UnsupportedMediaTypeError } from '../errors/api-errors.js'
 import { parseJsonExactly } from '../json/parse-json-exactly.js'
 
-const charsetParameter = /;\s*charset\s*=\s*"?([^";\s]*)"?/i
+const charsetParameter = /;\s*charset\s*=\s*"?([^";\s]*)"?/gi
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
 // application/json, with charset=utf-8 or none, is the only body the service reads; any other
@@ -12,8 +12,8 @@ async function jsonBody (app: FastifyInstance): Promise<void> {
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     const contentType = request.headers['content-type']
-    const charset = charsetParameter.exec(contentType ?? '')?.[1]
-    if (charset !== undefined && charset.toLowerCase() !== 'utf-8') {
+    const charsets = [...(contentType ?? '').matchAll(charsetParameter)].map((match) => String(match[1]).toLowerCase())
+    if (charsets.some((charset) => charset !== 'utf-8')) {
       done(new UnsupportedMediaTypeError(contentType), undefined)
       return
     }

@@ -1,9 +1,9 @@
 import fastifyAuth from '@fastify/auth'
-import type { FastifyInstance, onRequestHookHandler, RouteHandlerMethod } from 'fastify'
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler, RouteHandlerMethod } from 'fastify'
 import fp from 'fastify-plugin'
 import openapiGlue from 'fastify-openapi-glue'
 import type { SecurityHandler } from '../auth/bearer-auth.js'
-import { MethodNotAllowedError } from '../errors/api-errors.js'
+import { MethodNotAllowedError, SchemaViolationError } from '../errors/api-errors.js'
 import {
   httpMethods, listOperations, securityOf, type LoadedOpenApiDocument, type OpenApiDocument,
   type OperationEntry,
@@ -43,6 +43,7 @@ async function openApiRoutes (app: FastifyInstance, options: OpenApiRoutesOption
         url: toFastifyPath(openapiPath),
         handler: handlers[operationId] as RouteHandlerMethod,
         ...(authenticate === undefined ? {} : { onRequest: authenticate }),
+        ...(entry?.operation.requestBody?.required === true ? { preValidation: requireBody } : {}),
       }
     },
   })
@@ -69,7 +70,14 @@ function authenticationHook (
   return app.auth(alternatives)
 }
 
-// A path the spec declares answers its undeclared methods with 405 and an Allow header.
+// Fastify validates a body against the schema of its media type, so a request with no body
+// and no Content-Type would meet no schema at all; the spec's `required: true` is kept here.
+async function requireBody (request: FastifyRequest): Promise<void> {
+  if (request.body === undefined) throw new SchemaViolationError('the request body is required')
+}
+
+// A path the spec declares answers its undeclared methods with 405 and an Allow header, from
+// onRequest, before any body is read.
 function registerMethodNotAllowedRoutes (app: FastifyInstance, document: OpenApiDocument, basePath: string): void {
   for (const [path, pathItem] of Object.entries(document.paths)) {
     const allowed = httpMethods.filter((method) => pathItem[method] !== undefined).map((method) => method.toUpperCase())
@@ -77,9 +85,10 @@ function registerMethodNotAllowedRoutes (app: FastifyInstance, document: OpenApi
     app.route({
       method: notAllowed,
       url: basePath + toFastifyPath(path),
-      handler: async (request) => {
+      onRequest: async (request) => {
         throw new MethodNotAllowedError(request.method, allowed)
       },
+      handler: async () => undefined,
     })
   }
 }

@@ -12,6 +12,7 @@ export type SecurityRequirement = Readonly<Record<string, readonly string[]>>
 
 export interface OpenApiOperation {
   readonly operationId?: string
+  readonly requestBody?: { readonly required?: boolean }
   readonly security?: readonly SecurityRequirement[]
 }
 
