@@ -5,33 +5,35 @@ const int64Max = 2n ** 63n - 1n
 const int64MaxDigits = 19
 const jsonNumberParts = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/
 
-// The exact int64 value of a number property of a parsed body, or undefined when the number as
-// sent is not an integer in the int64 range. "1.0" and "1e3" are integers, as in JSON Schema.
-export function readInt64 (container: object, key: string): bigint | undefined {
+export type Int64Reading = bigint | 'not-an-integer' | 'out-of-range'
+
+// The exact int64 value of a number property of a parsed body, judged on the number as it was
+// sent rather than on its double: "1.0" and "1e3" are integers, as in JSON Schema, while
+// "9007199254740993.5" is not, though its double is.
+export function readInt64 (container: object, key: string): Int64Reading {
   const value: unknown = (container as Record<string, unknown>)[key]
-  if (typeof value !== 'number') return undefined
+  if (typeof value !== 'number') return 'not-an-integer'
   const source = numberSourceOf(container, key)
-  if (source === undefined) return Number.isSafeInteger(value) ? BigInt(value) : undefined
-  const integer = integerFromJsonNumber(source)
-  if (integer === undefined || integer < int64Min || integer > int64Max) return undefined
-  return integer
+  if (source === undefined) return Number.isSafeInteger(value) ? BigInt(value) : 'not-an-integer'
+  return int64FromJsonNumber(source)
 }
 
-// Exact integer arithmetic on the decimal text; gives up (undefined) on non-integers and on
-// magnitudes with more digits than int64 has, before a huge exponent can cost any time.
-function integerFromJsonNumber (source: string): bigint | undefined {
+// Exact integer arithmetic on the decimal text. It settles integer-ness and magnitude from the
+// digits and the exponent before building a bigint, so a huge exponent costs no time.
+function int64FromJsonNumber (source: string): Int64Reading {
   const parts = jsonNumberParts.exec(source)
-  if (parts === null) return undefined
+  if (parts === null) return 'not-an-integer'
   const [, sign = '', wholeDigits = '', fractionDigits = '', exponentText = '0'] = parts
   let digits = (wholeDigits + fractionDigits).replace(/^0+/, '')
   if (digits === '') return 0n
   let scale = Number(exponentText) - fractionDigits.length
   if (scale < 0) {
     const dropped = digits.slice(Math.max(0, digits.length + scale))
-    if (!/^0*$/.test(dropped)) return undefined
+    if (!/^0*$/.test(dropped)) return 'not-an-integer'
     digits = digits.slice(0, digits.length + scale)
     scale = 0
   }
-  if (digits.length + scale > int64MaxDigits) return undefined
-  return BigInt(sign + digits + '0'.repeat(scale))
+  if (digits.length + scale > int64MaxDigits) return 'out-of-range'
+  const integer = BigInt(sign + digits + '0'.repeat(scale))
+  return integer < int64Min || integer > int64Max ? 'out-of-range' : integer
 }

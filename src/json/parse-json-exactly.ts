@@ -152,7 +152,10 @@ class JsonReader {
     if (match === null) throw this.syntaxError('a JSON value')
     const source = match[0]
     this.position += source.length
-    return { value: Number(source), source }
+    // JSON has no infinity: a number beyond the doubles (1e400) becomes the largest finite
+    // double of its sign, and its source text tells its true value where it matters.
+    const value = Number(source)
+    return { value: Number.isFinite(value) ? value : Math.sign(value) * Number.MAX_VALUE, source }
   }
 
   private readLiteral<T> (word: string, value: T): T {
