@@ -122,3 +122,30 @@ t.test('logs carry a request id and never a token', async (t) => {
   t.notMatch(output, 'query-token-that-must-not-be-logged')
   t.match(output, '"url":"/plants?[redacted]"')
 })
+
+t.test('racing creates over real HTTP resolve atomically', async (t) => {
+  const server = await startServer(t, { DATABASE_URL: `sqlite:${t.testdir()}/plants.db`, API_TOKENS: configuredToken })
+  const identical = await Promise.all(Array.from({ length: 50 }, () =>
+    createPlant(server.baseUrl, configuredToken, { id: 1, name: 'Ivy' })))
+  t.same(identical.map((response) => response.status), Array(50).fill(200), '50 identical racers all get 200')
+
+  const names = Array.from({ length: 20 }, (_, index) => `Racer ${index}`)
+  const racing = await Promise.all(names.map((name) => createPlant(server.baseUrl, configuredToken, { id: 2, name })))
+  const statuses = racing.map((response) => response.status)
+  t.equal(statuses.filter((status) => status === 200).length, 1, 'one winner')
+  t.equal(statuses.filter((status) => status === 409).length, 19, '19 conflicts')
+  const winner = names[statuses.indexOf(200)]
+  t.equal((await createPlant(server.baseUrl, configuredToken, { id: 2, name: winner })).status, 200, 'the winner is stored')
+})
+
+t.test('an acknowledged create survives the process being killed', async (t) => {
+  const environment = { DATABASE_URL: `sqlite:${t.testdir()}/plants.db`, API_TOKENS: configuredToken }
+  const first = await startServer(t, environment)
+  t.equal((await createPlant(first.baseUrl, configuredToken, { id: 7, name: 'Survivor' })).status, 200)
+  first.child.kill('SIGKILL')
+  await first.exited
+
+  const second = await startServer(t, environment)
+  t.equal((await createPlant(second.baseUrl, configuredToken, { id: 7, name: 'Survivor' })).status, 200, 'a replay')
+  t.equal((await createPlant(second.baseUrl, configuredToken, { id: 7, name: 'Usurper' })).status, 409, 'the plant is there')
+})
