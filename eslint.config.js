@@ -10,6 +10,13 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
       eqeqeq: 'error',
       'no-console': 'error',
+      'no-restricted-imports': ['error', {
+        paths: ['better-sqlite3', 'better-sqlite3-node20'].map((name) => ({
+          name,
+          message: 'Import Database from src/store/sqlite/sqlite-driver.ts, which picks the build for this Node version.',
+          allowTypeImports: true,
+        })),
+      }],
     },
   },
 )

@@ -1,6 +1,6 @@
-import Database from 'better-sqlite3'
 import t, { type Test } from 'tap'
 import { loadOpenApiDocument } from '../src/spec/openapi-document.js'
+import { readStoredIds } from './stored-plants.js'
 import { buildTestApp, type CheckedResponse, otherTestToken, testToken } from './helper.js'
 
 // RFC 6750 behaviour of the bearerAuth scheme of openapi.yaml, seen through POST /plants.
@@ -10,15 +10,6 @@ const invalidTokenChallenge = `${challenge}, error="invalid_token"`
 const invalidRequestChallenge = `${challenge}, error="invalid_request"`
 
 const plant = { id: 1, name: 'Monstera', tag: 'aroid' }
-
-function storedIds (databaseFile: string): unknown[] {
-  const database = new Database(databaseFile, { readonly: true })
-  try {
-    return database.prepare('SELECT id FROM plants ORDER BY id').pluck().all()
-  } finally {
-    database.close()
-  }
-}
 
 // POST /plants with a valid body and exactly the given Authorization header, or none.
 function postPlant (authorization: string | undefined): { method: 'POST', url: string, headers: Record<string, string>, payload: string } {
@@ -51,7 +42,7 @@ t.test('a request without an Authorization header is a 401 40101 with the bare B
   const answer = await send(postPlant(undefined))
   expectFailure(t, answer, 401, 40101, challenge, 'no Authorization')
   t.same(answer.body, { error: 40101, message: 'bearer credentials are required' })
-  t.same(storedIds(databaseFile), [], 'nothing is stored')
+  t.same(readStoredIds(databaseFile), [], 'nothing is stored')
 })
 
 t.test('credentials of another scheme are no bearer credentials: 401 40101', async (t) => {
@@ -66,7 +57,7 @@ t.test('an unknown token is a 401 40102 with error="invalid_token"', async (t) =
   const answer = await send(postPlant('Bearer not-a-configured-token'))
   expectFailure(t, answer, 401, 40102, invalidTokenChallenge, 'unknown token')
   t.same(answer.body, { error: 40102, message: 'the bearer token is not valid' })
-  t.same(storedIds(databaseFile), [], 'nothing is stored')
+  t.same(readStoredIds(databaseFile), [], 'nothing is stored')
 })
 
 t.test('a malformed Bearer header is a 400 40006 with error="invalid_request"', async (t) => {
@@ -85,7 +76,7 @@ t.test('a malformed Bearer header is a 400 40006 with error="invalid_request"', 
   ]) {
     expectFailure(t, await send(postPlant(authorization)), 400, 40006, invalidRequestChallenge, JSON.stringify(authorization))
   }
-  t.same(storedIds(databaseFile), [], 'nothing is stored')
+  t.same(readStoredIds(databaseFile), [], 'nothing is stored')
 })
 
 t.test('the scheme name is case-insensitive', async (t) => {
@@ -101,7 +92,7 @@ t.test('every configured token is accepted', async (t) => {
   const { createPlant, databaseFile } = await buildTestApp(t)
   t.equal((await createPlant({ id: 1, name: 'Fern' }, { authorization: `Bearer ${testToken}` })).statusCode, 200)
   t.equal((await createPlant({ id: 2, name: 'Ivy' }, { authorization: `Bearer ${otherTestToken}` })).statusCode, 200)
-  t.same(storedIds(databaseFile), [1, 2])
+  t.same(readStoredIds(databaseFile), [1, 2])
 })
 
 t.test('a token that is a prefix of a valid token, or a valid token plus one character, is unknown', async (t) => {
@@ -122,7 +113,7 @@ t.test('a token sent only in the query string is ignored', async (t) => {
   const { send, databaseFile } = await buildTestApp(t)
   const answer = await send({ ...postPlant(undefined), url: `/plants?access_token=${testToken}` })
   expectFailure(t, answer, 401, 40101, challenge, 'access_token query parameter')
-  t.same(storedIds(databaseFile), [], 'nothing is stored')
+  t.same(readStoredIds(databaseFile), [], 'nothing is stored')
 })
 
 t.test('a token sent only in the body is ignored', async (t) => {
@@ -187,7 +178,7 @@ t.test('security: [] in the spec makes an operation public with no code change',
   t.equal(answer.statusCode, 200)
   t.same(answer.body, { name: 'Monstera', tag: 'aroid' })
   t.equal(answer.headers['www-authenticate'], undefined, 'no challenge')
-  t.same(storedIds(databaseFile), [1])
+  t.same(readStoredIds(databaseFile), [1])
   t.same(document.paths['/plants']?.post?.security, undefined, 'the loaded document itself is unchanged')
 })
 

@@ -1,16 +1,6 @@
-import Database from 'better-sqlite3'
 import t from 'tap'
+import { readStoredPlants } from './stored-plants.js'
 import { buildTestApp } from './helper.js'
-
-function storedRows (databaseFile: string): unknown[] {
-  const database = new Database(databaseFile, { readonly: true })
-  database.defaultSafeIntegers(true)
-  try {
-    return database.prepare('SELECT id, name, tag FROM plants ORDER BY id').all()
-  } finally {
-    database.close()
-  }
-}
 
 t.test('a valid NewPlant is stored and answered with the Plant body', async (t) => {
   const { createPlant, databaseFile } = await buildTestApp(t)
@@ -18,7 +8,7 @@ t.test('a valid NewPlant is stored and answered with the Plant body', async (t) 
   t.equal(created.statusCode, 200)
   t.same(created.body, { name: 'Monstera', tag: 'aroid' }, 'no id in the Plant body')
   t.match(created.headers['content-type'], /^application\/json/)
-  t.same(storedRows(databaseFile), [{ id: 7n, name: 'Monstera', tag: 'aroid' }])
+  t.same(readStoredPlants(databaseFile), [{ id: 7n, name: 'Monstera', tag: 'aroid' }])
 })
 
 t.test('a plant sent without a tag is answered without a tag key, never a null', async (t) => {
@@ -26,7 +16,7 @@ t.test('a plant sent without a tag is answered without a tag key, never a null',
   const created = await createPlant({ id: 8, name: 'Fern' })
   t.equal(created.statusCode, 200)
   t.equal(created.response.body, '{"name":"Fern"}')
-  t.same(storedRows(databaseFile), [{ id: 8n, name: 'Fern', tag: null }])
+  t.same(readStoredPlants(databaseFile), [{ id: 8n, name: 'Fern', tag: null }])
 })
 
 t.test('an empty tag is a tag', async (t) => {
@@ -41,7 +31,7 @@ t.test('undeclared properties are accepted, never stored and never echoed', asyn
   const created = await createPlant({ id: 10, name: 'Cactus', colour: 'green', nested: { deep: [1, 2] } })
   t.equal(created.statusCode, 200)
   t.same(created.body, { name: 'Cactus' })
-  t.same(storedRows(databaseFile), [{ id: 10n, name: 'Cactus', tag: null }])
+  t.same(readStoredPlants(databaseFile), [{ id: 10n, name: 'Cactus', tag: null }])
 })
 
 t.test('a retry with the same body answers 200 and stores nothing new', async (t) => {
@@ -51,7 +41,7 @@ t.test('a retry with the same body answers 200 and stores nothing new', async (t
   const replay = await createPlant(plant)
   t.equal(replay.statusCode, 200)
   t.same(replay.body, { name: 'Aloe', tag: 'succulent' })
-  t.same(storedRows(databaseFile), [{ id: 11n, name: 'Aloe', tag: 'succulent' }])
+  t.same(readStoredPlants(databaseFile), [{ id: 11n, name: 'Aloe', tag: 'succulent' }])
 })
 
 t.test('the same id with another name or tag is a 409 and changes nothing', async (t) => {
@@ -66,14 +56,14 @@ t.test('the same id with another name or tag is a 409 and changes nothing', asyn
     t.equal(conflict.statusCode, 409, JSON.stringify(different))
     t.same(conflict.body, { error: 40901, message: 'a plant with id 12 already exists with a different name or tag' })
   }
-  t.same(storedRows(databaseFile), [{ id: 12n, name: 'Aloe', tag: 'succulent' }])
+  t.same(readStoredPlants(databaseFile), [{ id: 12n, name: 'Aloe', tag: 'succulent' }])
 })
 
 t.test('50 identical racers all get 200 and one plant is stored', async (t) => {
   const { createPlant, databaseFile } = await buildTestApp(t)
   const responses = await Promise.all(Array.from({ length: 50 }, () => createPlant({ id: 13, name: 'Ivy' })))
   t.same(responses.map((response) => response.statusCode), Array(50).fill(200))
-  t.same(storedRows(databaseFile), [{ id: 13n, name: 'Ivy', tag: null }])
+  t.same(readStoredPlants(databaseFile), [{ id: 13n, name: 'Ivy', tag: null }])
 })
 
 t.test('20 racers with different names give one 200 and 19 409s, and the winner is stored', async (t) => {
@@ -83,5 +73,5 @@ t.test('20 racers with different names give one 200 and 19 409s, and the winner 
   const winners = names.filter((_, index) => responses[index]?.statusCode === 200)
   t.equal(winners.length, 1)
   t.equal(responses.filter((response) => response.statusCode === 409).length, 19)
-  t.same(storedRows(databaseFile), [{ id: 14n, name: winners[0], tag: null }])
+  t.same(readStoredPlants(databaseFile), [{ id: 14n, name: winners[0], tag: null }])
 })

@@ -1,20 +1,10 @@
-import Database from 'better-sqlite3'
 import t from 'tap'
+import { readStoredPlants } from './stored-plants.js'
 import { buildTestApp, testToken } from './helper.js'
 
 // How POST /plants reads its body: exact JSON, exact int64 ids, no type coercion, and the
 // Error codes of openapi.yaml's table for every way a body can be wrong. Rejected requests
 // never store or change anything.
-
-function storedRows (databaseFile: string): unknown[] {
-  const database = new Database(databaseFile, { readonly: true })
-  database.defaultSafeIntegers(true)
-  try {
-    return database.prepare('SELECT id, name, tag FROM plants ORDER BY id').all()
-  } finally {
-    database.close()
-  }
-}
 
 const int64RangeMessage = 'body.id must be an integer from -9223372036854775808 to 9223372036854775807'
 
@@ -42,7 +32,7 @@ t.test('no type coercion of id', async (t) => {
       t.match(response.body, { error: 40003, message: /^body\.id\b/ }, 'the message names body.id')
     })
   }
-  t.same(storedRows(databaseFile), [{ id: 12n, name: 'Fern', tag: null }], 'nothing stored, nothing changed')
+  t.same(readStoredPlants(databaseFile), [{ id: 12n, name: 'Fern', tag: null }], 'nothing stored, nothing changed')
 })
 
 t.test('a fraction is not an id even when its double is an integer', async (t) => {
@@ -52,7 +42,7 @@ t.test('a fraction is not an id even when its double is an integer', async (t) =
     t.equal(response.statusCode, 400, id)
     t.same(response.body, { error: 40003, message: 'body.id must be integer' }, id)
   }
-  t.same(storedRows(databaseFile), [], 'nothing stored')
+  t.same(readStoredPlants(databaseFile), [], 'nothing stored')
 })
 
 t.test('no type coercion of name', async (t) => {
@@ -67,7 +57,7 @@ t.test('no type coercion of name', async (t) => {
       }
     })
   }
-  t.same(storedRows(databaseFile), [{ id: 1n, name: '123', tag: null }], 'the name "123" is untouched and nothing else is stored')
+  t.same(readStoredPlants(databaseFile), [{ id: 1n, name: '123', tag: null }], 'the name "123" is untouched and nothing else is stored')
 })
 
 t.test('no type coercion of tag', async (t) => {
@@ -82,7 +72,7 @@ t.test('no type coercion of tag', async (t) => {
       }
     })
   }
-  t.same(storedRows(databaseFile), [{ id: 1n, name: 'Fern', tag: '5' }])
+  t.same(readStoredPlants(databaseFile), [{ id: 1n, name: 'Fern', tag: '5' }])
 })
 
 t.test('an id written as 1.0, 1e3 or -0 is an integer and is stored as one', async (t) => {
@@ -92,7 +82,7 @@ t.test('an id written as 1.0, 1e3 or -0 is an integer and is stored as one', asy
     t.equal(created.statusCode, 200, text)
     t.same(created.body, { name })
   }
-  t.same(storedRows(databaseFile), [
+  t.same(readStoredPlants(databaseFile), [
     { id: 0n, name: 'Zero', tag: null },
     { id: 1n, name: 'One', tag: null },
     { id: 1000n, name: 'Thousand', tag: null },
@@ -110,7 +100,7 @@ t.test('the int64 boundaries are stored exactly', async (t) => {
   const highest = await createPlant('{"id":9223372036854775807,"name":"Highest","tag":"edge"}')
   t.equal(highest.statusCode, 200)
   t.same(highest.body, { name: 'Highest', tag: 'edge' })
-  t.same(storedRows(databaseFile), [
+  t.same(readStoredPlants(databaseFile), [
     { id: -9223372036854775808n, name: 'Lowest', tag: null },
     { id: 9223372036854775807n, name: 'Highest', tag: 'edge' },
   ])
@@ -121,7 +111,7 @@ t.test('the int64 boundaries are stored exactly', async (t) => {
   t.equal(conflict.statusCode, 409)
   t.same(conflict.body, { error: 40901, message: 'a plant with id 9223372036854775807 already exists with a different name or tag' },
     'the conflict names the id exactly')
-  t.equal(storedRows(databaseFile).length, 2, 'the conflict stored nothing')
+  t.equal(readStoredPlants(databaseFile).length, 2, 'the conflict stored nothing')
 })
 
 t.test('two ids that differ only above 2^53 are two different plants', async (t) => {
@@ -132,7 +122,7 @@ t.test('two ids that differ only above 2^53 are two different plants', async (t)
     { id: 9007199254740992n, name: 'Even', tag: null },
     { id: 9007199254740993n, name: 'Odd', tag: null },
   ]
-  t.same(storedRows(databaseFile), expectedRows)
+  t.same(readStoredPlants(databaseFile), expectedRows)
 
   t.equal((await createPlant('{"id":9007199254740993,"name":"Odd"}')).statusCode, 200, 'a replay of 2^53+1 with its own name')
   t.equal((await createPlant('{"id":9007199254740992,"name":"Even"}')).statusCode, 200, 'a replay of 2^53 with its own name')
@@ -142,7 +132,7 @@ t.test('two ids that differ only above 2^53 are two different plants', async (t)
   const evenAsOdd = await createPlant('{"id":9007199254740992,"name":"Odd"}')
   t.equal(evenAsOdd.statusCode, 409, '2^53 with the name of 2^53+1')
   t.same(evenAsOdd.body, { error: 40901, message: 'a plant with id 9007199254740992 already exists with a different name or tag' })
-  t.same(storedRows(databaseFile), expectedRows, 'the conflicts changed nothing')
+  t.same(readStoredPlants(databaseFile), expectedRows, 'the conflicts changed nothing')
 })
 
 t.test('an id outside the int64 range is a 40004', async (t) => {
@@ -153,7 +143,7 @@ t.test('an id outside the int64 range is a 40004', async (t) => {
     t.equal(response.statusCode, 400, id)
     t.same(response.body, { error: 40004, message: int64RangeMessage }, id)
   }
-  t.same(storedRows(databaseFile), [{ id: 9223372036854775807n, name: 'Highest', tag: null }], 'nothing stored, nothing changed')
+  t.same(readStoredPlants(databaseFile), [{ id: 9223372036854775807n, name: 'Highest', tag: null }], 'nothing stored, nothing changed')
 })
 
 t.test('a NUL character is not text', async (t) => {
@@ -169,7 +159,7 @@ t.test('a NUL character is not text', async (t) => {
     t.equal(response.statusCode, 400, body)
     t.same(response.body, { error: 40002, message }, body)
   }
-  t.same(storedRows(databaseFile), [])
+  t.same(readStoredPlants(databaseFile), [])
 })
 
 t.test('a lone surrogate is not text', async (t) => {
@@ -187,7 +177,7 @@ t.test('a lone surrogate is not text', async (t) => {
     t.equal(response.statusCode, 400, body)
     t.same(response.body, { error: 40002, message }, body)
   }
-  t.same(storedRows(databaseFile), [])
+  t.same(readStoredPlants(databaseFile), [])
 })
 
 t.test('a surrogate pair is text and is stored exactly', async (t) => {
@@ -198,7 +188,7 @@ t.test('a surrogate pair is text and is stored exactly', async (t) => {
   const raw = await createPlant('{"id":2,"name":"🌵 Saguaro","tag":"日本"}')
   t.equal(raw.statusCode, 200)
   t.same(raw.body, { name: '🌵 Saguaro', tag: '日本' })
-  t.same(storedRows(databaseFile), [
+  t.same(readStoredPlants(databaseFile), [
     { id: 1n, name: '\u{1F335}', tag: '\u{1F335} cactus' },
     { id: 2n, name: '\u{1F335} Saguaro', tag: '\u65E5\u672C' },
   ])
@@ -225,7 +215,7 @@ t.test('a body that is not valid UTF-8 is a 40002', async (t) => {
     t.equal(response.statusCode, 400, name)
     t.same(response.body, { error: 40002, message: 'the body is not valid UTF-8' }, name)
   }
-  t.same(storedRows(databaseFile), [])
+  t.same(readStoredPlants(databaseFile), [])
 })
 
 t.test('__proto__ and constructor are not allowed property names', async (t) => {
@@ -244,7 +234,7 @@ t.test('__proto__ and constructor are not allowed property names', async (t) => 
     t.equal(response.statusCode, 400, body)
     t.same(response.body, { error: 40005, message: `${path} is not an allowed property name` }, body)
   }
-  t.same(storedRows(databaseFile), [], 'nothing stored')
+  t.same(readStoredPlants(databaseFile), [], 'nothing stored')
   t.notOk(Object.hasOwn(Object.prototype, 'polluted'), 'Object.prototype is not polluted')
   t.equal(({} as Record<string, unknown>).polluted, undefined, 'a new object inherits nothing')
 })
@@ -271,7 +261,7 @@ t.test('malformed JSON is a 40001', async (t) => {
     t.equal(response.statusCode, 400, name)
     t.match(response.body, { error: 40001, message: /^invalid JSON at character \d+: expected / }, name)
   }
-  t.same(storedRows(databaseFile), [])
+  t.same(readStoredPlants(databaseFile), [])
 })
 
 t.test('an empty body with content-type application/json is a 40001', async (t) => {
@@ -279,7 +269,7 @@ t.test('an empty body with content-type application/json is a 40001', async (t) 
   const response = await createPlant('')
   t.equal(response.statusCode, 400)
   t.same(response.body, { error: 40001, message: 'the body is empty' })
-  t.same(storedRows(databaseFile), [])
+  t.same(readStoredPlants(databaseFile), [])
 })
 
 t.test('a whitespace-only body is a 40001', async (t) => {
@@ -296,7 +286,7 @@ t.test('a body that is not an object is a 40003', async (t) => {
     t.equal(response.statusCode, 400, body)
     t.match(response.body, { error: 40003, message: /^body\b/ }, body)
   }
-  t.same(storedRows(databaseFile), [])
+  t.same(readStoredPlants(databaseFile), [])
 })
 
 t.test('a missing field is a 40003 that names it', async (t) => {
@@ -306,7 +296,7 @@ t.test('a missing field is a 40003 that names it', async (t) => {
     t.equal(response.statusCode, 400, body)
     t.same(response.body, { error: 40003, message: `${field} is required` }, body)
   }
-  t.same(storedRows(databaseFile), [])
+  t.same(readStoredPlants(databaseFile), [])
 })
 
 t.test('a duplicated key is a 40001, even with the same value', async (t) => {
@@ -323,7 +313,7 @@ t.test('a duplicated key is a 40001, even with the same value', async (t) => {
     t.equal(response.statusCode, 400, body)
     t.same(response.body, { error: 40001, message }, body)
   }
-  t.same(storedRows(databaseFile), [{ id: 1n, name: 'Fern', tag: null }], 'nothing stored, nothing changed')
+  t.same(readStoredPlants(databaseFile), [{ id: 1n, name: 'Fern', tag: null }], 'nothing stored, nothing changed')
 })
 
 t.test('nesting up to 64 levels is accepted', async (t) => {
@@ -332,7 +322,7 @@ t.test('nesting up to 64 levels is accepted', async (t) => {
   t.equal(sixty.statusCode, 200, '60 levels inside an undeclared property')
   t.same(sixty.body, { name: 'Deep' })
   t.equal((await createPlant(nestedBody(63))).statusCode, 200, '64 levels in all')
-  t.same(storedRows(databaseFile), [{ id: 1n, name: 'Deep', tag: null }])
+  t.same(readStoredPlants(databaseFile), [{ id: 1n, name: 'Deep', tag: null }])
 })
 
 t.test('nesting deeper than 64 levels is a 40001, answered quickly', async (t) => {
@@ -352,7 +342,7 @@ t.test('nesting deeper than 64 levels is a 40001, answered quickly', async (t) =
     t.same(response.body, { error: 40001, message: 'the body nests deeper than 64 levels' }, name)
     t.ok(elapsed < 1000, `${name}: answered in ${Math.round(elapsed)} ms, under a second`)
   }
-  t.same(storedRows(databaseFile), [])
+  t.same(readStoredPlants(databaseFile), [])
 })
 
 t.test('a POST with no body and no content-type is a 40003: the request body is required', async (t) => {
@@ -360,5 +350,5 @@ t.test('a POST with no body and no content-type is a 40003: the request body is 
   const response = await send({ method: 'POST', url: '/plants', headers: { authorization: `Bearer ${testToken}` } })
   t.equal(response.statusCode, 400)
   t.same(response.body, { error: 40003, message: 'the request body is required' })
-  t.same(storedRows(databaseFile), [])
+  t.same(readStoredPlants(databaseFile), [])
 })

@@ -1,20 +1,11 @@
 import { Readable } from 'node:stream'
-import Database from 'better-sqlite3'
 import t from 'tap'
+import { readStoredIds } from './stored-plants.js'
 import { buildTestApp, testToken } from './helper.js'
 
 // Only application/json (charset utf-8 or none) is read, and never more than BODY_LIMIT bytes.
 
 const authorization = `Bearer ${testToken}`
-
-function storedIds (databaseFile: string): unknown[] {
-  const database = new Database(databaseFile, { readonly: true })
-  try {
-    return database.prepare('SELECT id FROM plants ORDER BY id').pluck().all()
-  } finally {
-    database.close()
-  }
-}
 
 // A valid NewPlant of exactly `size` bytes, padded with an undeclared property.
 function newPlantOfSize (id: number, size: number): string {
@@ -45,7 +36,7 @@ t.test('a body of any other media type is a 415 41501 and is not stored', async 
     t.equal(answer.statusCode, 415, contentType)
     t.match(answer.body, { error: 41501, message: String }, contentType)
   }
-  t.same(storedIds(databaseFile), [])
+  t.same(readStoredIds(databaseFile), [])
 })
 
 t.test('a body without a Content-Type is a 415 41501', async (t) => {
@@ -59,7 +50,7 @@ t.test('a body without a Content-Type is a 415 41501', async (t) => {
   t.equal(answer.response.raw.req.headers['content-type'], undefined, 'no Content-Type was sent')
   t.equal(answer.statusCode, 415)
   t.same(answer.body, { error: 41501, message: 'the body must be application/json (charset utf-8), not untyped' })
-  t.same(storedIds(databaseFile), [])
+  t.same(readStoredIds(databaseFile), [])
 })
 
 t.test('application/json is read with charset utf-8 or none, whatever the case', async (t) => {
@@ -77,7 +68,7 @@ t.test('application/json is read with charset utf-8 or none, whatever the case',
     t.equal(answer.statusCode, 200, contentType)
     t.strictSame(answer.body, { name: 'Fern' }, contentType)
   }
-  t.same(storedIds(databaseFile), contentTypes.map((_, index) => index))
+  t.same(readStoredIds(databaseFile), contentTypes.map((_, index) => index))
 })
 
 t.test('the schema applies to every accepted spelling of application/json', async (t) => {
@@ -105,7 +96,7 @@ t.test('application/json in any charset but utf-8 is a 415 41501', async (t) => 
       message: `the body must be application/json (charset utf-8), not ${JSON.stringify(contentType)}`,
     }, contentType)
   }
-  t.same(storedIds(databaseFile), [])
+  t.same(readStoredIds(databaseFile), [])
 })
 
 t.test('a body over the default limit of 16384 bytes is a 413 41301 and is not stored', async (t) => {
@@ -115,7 +106,7 @@ t.test('a body over the default limit of 16384 bytes is a 413 41301 and is not s
   t.equal(answer.response.raw.req.headers['content-length'], '20000', 'sent with its Content-Length')
   t.equal(answer.statusCode, 413)
   t.same(answer.body, { error: 41301, message: 'the body is larger than 16384 bytes' })
-  t.same(storedIds(databaseFile), [])
+  t.same(readStoredIds(databaseFile), [])
 })
 
 t.test('a chunked body over the limit, with no Content-Length, is a 413 41301 and is not stored', async (t) => {
@@ -131,7 +122,7 @@ t.test('a chunked body over the limit, with no Content-Length, is a 413 41301 an
   t.equal(answer.response.raw.req.headers['content-length'], undefined, 'sent without a Content-Length')
   t.equal(answer.statusCode, 413)
   t.same(answer.body, { error: 41301, message: 'the body is larger than 16384 bytes' })
-  t.same(storedIds(databaseFile), [])
+  t.same(readStoredIds(databaseFile), [])
 })
 
 t.test('a chunked body within the limit is read', async (t) => {
@@ -145,7 +136,7 @@ t.test('a chunked body within the limit is read', async (t) => {
   })
   t.equal(answer.statusCode, 200)
   t.strictSame(answer.body, { name: 'Fern' })
-  t.same(storedIds(databaseFile), [1])
+  t.same(readStoredIds(databaseFile), [1])
 })
 
 t.test('a body at or a little under the limit is accepted, one byte more is not', async (t) => {
@@ -157,7 +148,7 @@ t.test('a body at or a little under the limit is accepted, one byte more is not'
   const overLimit = await createPlant(newPlantOfSize(3, 16_385))
   t.equal(overLimit.statusCode, 413, 'limit + 1 byte')
   t.match(overLimit.body, { error: 41301 })
-  t.same(storedIds(databaseFile), [1, 2])
+  t.same(readStoredIds(databaseFile), [1, 2])
 })
 
 t.test('the limit counts bytes, not characters', async (t) => {
@@ -168,7 +159,7 @@ t.test('the limit counts bytes, not characters', async (t) => {
   const answer = await createPlant(body)
   t.equal(answer.statusCode, 413)
   t.match(answer.body, { error: 41301 })
-  t.same(storedIds(databaseFile), [])
+  t.same(readStoredIds(databaseFile), [])
 })
 
 t.test('a BODY_LIMIT override is honoured', async (t) => {
@@ -188,18 +179,18 @@ t.test('a BODY_LIMIT override is honoured', async (t) => {
 
   const atLimit = await createPlant(newPlantOfSize(3, 200))
   t.equal(atLimit.statusCode, 200)
-  t.same(storedIds(databaseFile), [3])
+  t.same(readStoredIds(databaseFile), [3])
 })
 
 t.test('after a 413 nothing is stored, so the id stays free', async (t) => {
   const { createPlant, databaseFile } = await buildTestApp(t, { BODY_LIMIT: 200 })
   const tooLarge = JSON.stringify({ id: 5, name: 'x'.repeat(300) })
   t.equal((await createPlant(tooLarge)).statusCode, 413)
-  t.same(storedIds(databaseFile), [])
+  t.same(readStoredIds(databaseFile), [])
   const created = await createPlant({ id: 5, name: 'Fern' })
   t.equal(created.statusCode, 200, 'the same id with another name is no conflict')
   t.strictSame(created.body, { name: 'Fern' })
-  t.same(storedIds(databaseFile), [5])
+  t.same(readStoredIds(databaseFile), [5])
 })
 
 t.test('a POST with no body and no Content-Type is a 400 40003: the body is required', async (t) => {

@@ -2,8 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { connect } from 'node:net'
 import { join } from 'node:path'
-import Database from 'better-sqlite3'
 import t, { type Test } from 'tap'
+import { Database } from '../src/store/sqlite/sqlite-driver.js'
 
 // The built service as an operator runs it: `node dist/src/server.js`, configured by its
 // environment. `npm test` builds it first.

@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3'
+import { Database } from '../src/store/sqlite/sqlite-driver.js'
 import t, { type Test } from 'tap'
 import { SqlitePlantStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { buildTestApp } from './helper.js'

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs'
-import Database from 'better-sqlite3'
 import t from 'tap'
+import { Database } from '../../src/store/sqlite/sqlite-driver.js'
 import { SqlitePlantStore } from '../../src/store/sqlite/sqlite-plant-store.js'
 import { StoreUnavailableError } from '../../src/store/store-errors.js'
 import { testPlantStoreContract } from './plant-store-contract.js'
@@ -9,7 +9,7 @@ t.test('the SQLite store keeps the plant store contract', async (t) => {
   testPlantStoreContract(t, async (t) => new SqlitePlantStore({ filename: `${t.testdir()}/plants.db` }))
 })
 
-function inspect<T> (filename: string, read: (database: Database.Database) => T): T {
+function inspect<T> (filename: string, read: (database: Database) => T): T {
   const database = new Database(filename)
   database.defaultSafeIntegers(true)
   try {
@@ -25,7 +25,7 @@ t.test('the file and its folder are created on first open, in WAL mode with sync
   t.teardown(() => store.close())
   t.ok(existsSync(filename))
   t.equal(inspect(filename, (database) => database.pragma('journal_mode', { simple: true })), 'wal')
-  const synchronous = (store as unknown as { database: Database.Database }).database.pragma('synchronous', { simple: true })
+  const synchronous = (store as unknown as { database: Database }).database.pragma('synchronous', { simple: true })
   t.equal(synchronous, 2n, 'synchronous=FULL on the store connection')
 })
 

@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3'
+import type { Database } from './sqlite-driver.js'
 
 // Append only: a released migration is never edited, a change is a new version.
 const migrations: ReadonlyArray<{ version: number, name: string, sql: string }> = [

@@ -1,8 +1,8 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import Database, { SqliteError } from 'better-sqlite3'
 import type { CreatePlantOutcome, PlantRecord, PlantStore } from '../plant-store.js'
 import { PlantConflictError, StoreUnavailableError } from '../store-errors.js'
+import { Database, SqliteError } from './sqlite-driver.js'
 import { applySqliteMigrations } from './sqlite-migrations.js'
 
 export interface SqlitePlantStoreOptions {
@@ -20,7 +20,7 @@ interface StoredRow {
 const transientErrorCodes = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|PROTOCOL)/
 
 export class SqlitePlantStore implements PlantStore {
-  private readonly database: Database.Database
+  private readonly database: Database
   private readonly insertOrCompare: (plant: PlantRecord) => CreatePlantOutcome
   private readonly readMigrationVersion: () => unknown
 
