@@ -161,6 +161,33 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The HTTP request itself is malformed (40007). */
+        MalformedRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The request was not received in full in time (40801). */
+        RequestTimeout: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The request's header fields are too large (43101). */
+        HeaderFieldsTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description A plant with this id exists with a different name or tag; nothing was changed. */
         Conflict: {
             headers: {
@@ -245,9 +272,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["ContentTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -270,6 +299,9 @@ export interface operations {
                     "application/json": components["schemas"]["HealthStatus"];
                 };
             };
+            400: components["responses"]["MalformedRequest"];
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -291,6 +323,9 @@ export interface operations {
                     "application/json": components["schemas"]["HealthStatus"];
                 };
             };
+            400: components["responses"]["MalformedRequest"];
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -315,6 +350,9 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["MalformedRequest"];
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -336,6 +374,9 @@ export interface operations {
                     "application/yaml": string;
                 };
             };
+            400: components["responses"]["MalformedRequest"];
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };

@@ -5,8 +5,9 @@ import { type Config, parseTokenList } from './config.js'
 import { createOperationHandlers } from './handlers/operation-handlers.js'
 import { answerClientError } from './http/client-error-response.js'
 import { serializeRequest } from './http/request-log.js'
-import { toApiError } from './http/to-api-error.js'
+import { sendError } from './http/error-response.js'
 import errorResponses from './plugins/error-responses.js'
+import httpProtocol from './plugins/http-protocol.js'
 import jsonBody from './plugins/json-body.js'
 import openApiRoutes from './plugins/openapi-routes.js'
 import plantStore from './plugins/plant-store.js'
@@ -31,10 +32,21 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
   const app = Fastify({
     logger: {
       level: config.LOG_LEVEL,
-      redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
+      // Request lines are written by serializeRequest, which leaves out headers and query values.
       serializers: { req: serializeRequest },
     },
     bodyLimit: config.BODY_LIMIT,
+    // A request must arrive in full within this time, or it gets a 408 and its connection is
+    // closed: a client that sends its body slowly cannot hold a connection for ever.
+    requestTimeout: config.REQUEST_TIMEOUT,
+    http: {
+      // Node ignores requestTimeout while headersTimeout is the longer of the two, and checks
+      // for expired requests only every connectionsCheckingInterval (30 s by default).
+      headersTimeout: Math.min(60_000, config.REQUEST_TIMEOUT),
+      connectionsCheckingInterval: Math.min(1000, config.REQUEST_TIMEOUT),
+      // Node's own Host check answers a bare 400; http-protocol.ts answers an Error body.
+      requireHostHeader: false,
+    },
     // HEAD is not declared in openapi.yaml, so it gets the same 405 as any undeclared method.
     exposeHeadRoutes: false,
     // Fastify's own 503 while closing has a body the spec does not declare; in-flight and
@@ -51,9 +63,7 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
     },
     clientErrorHandler: answerClientError,
     frameworkErrors: (error, request, reply) => {
-      const apiError = toApiError(error, request as FastifyRequest, config.BODY_LIMIT)
-      void (reply as FastifyReply).code(apiError.statusCode).headers(apiError.headers)
-        .send({ error: apiError.code, message: apiError.message })
+      void sendError(error, request as FastifyRequest, reply as FastifyReply, config.BODY_LIMIT)
     },
   })
 
@@ -62,6 +72,7 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
     await app.register(plantStore, { store })
     await app.register(errorResponses, { bodyLimit: config.BODY_LIMIT })
     await app.register(responseHeaders)
+    await app.register(httpProtocol)
     await app.register(jsonBody)
     await app.register(openApiRoutes, {
       openApi,

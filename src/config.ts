@@ -1,5 +1,6 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
+import { token68Source } from './auth/token68.js'
 
 // Every setting, described once. The README's configuration table follows this schema, and
 // loadConfig refuses a bad value with the variable's name and what it accepts.
@@ -17,8 +18,8 @@ export const ConfigSchema = Type.Object({
     description: '"sqlite:<path>" (the file and its folder are created on first start)',
   }),
   API_TOKENS: Type.String({
-    pattern: '^[A-Za-z0-9._~+/=,\\s-]*$', default: '',
-    description: 'a comma-separated list of bearer tokens, each made of A-Z a-z 0-9 - . _ ~ + / =',
+    pattern: `^\\s*(${token68Source})?\\s*(,\\s*(${token68Source})?\\s*)*$`, default: '',
+    description: 'a comma-separated list of bearer tokens, each of A-Z a-z 0-9 - . _ ~ + / and then any "=" padding',
   }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
@@ -27,6 +28,10 @@ export const ConfigSchema = Type.Object({
   BASE_PATH: Type.String({
     pattern: '^(/[A-Za-z0-9._~-]+)*$', default: '',
     description: 'empty, or a path prefix such as /api/v1 (no trailing slash)',
+  }),
+  REQUEST_TIMEOUT: Type.Integer({
+    minimum: 100, maximum: 600_000, default: 30_000,
+    description: 'the time in milliseconds a request may take to arrive in full, from 100 to 600000',
   }),
   BODY_LIMIT: Type.Integer({
     minimum: 64, maximum: 10_485_760, default: 16_384,

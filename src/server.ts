@@ -1,24 +1,18 @@
 import { randomBytes } from 'node:crypto'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
-import { ConfigError, loadConfig, parseTokenList } from './config.js'
+import { type Config, ConfigError, loadConfig, parseTokenList } from './config.js'
 
 // The only place that reads the environment, listens, and handles signals.
 async function start (): Promise<void> {
-  const config = loadConfig(process.env)
-  if (parseTokenList(config.API_TOKENS).length === 0) {
-    config.API_TOKENS = randomBytes(32).toString('base64url')
-    process.stdout.write([
-      '',
-      'WARNING: API_TOKENS is not set, so this token was minted for this run only.',
-      'It stops working when the service restarts; set API_TOKENS to keep tokens across restarts.',
-      `  API token: ${config.API_TOKENS}`,
-      '',
-      '',
-    ].join('\n'))
-  }
-
+  const config = withTokens(loadConfig(process.env))
   const app = await buildApp(config)
+  try {
+    await app.listen({ port: config.PORT, host: config.HOST })
+  } catch (error) {
+    await app.close()
+    throw error
+  }
   // SIGTERM and SIGINT stop new connections, let in-flight requests finish, then close the
   // store; a second signal, or 10 seconds, ends the process anyway.
   closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
@@ -26,7 +20,21 @@ async function start (): Promise<void> {
     else app.log.info({ signal }, 'shutting down')
     await app.close()
   })
-  await app.listen({ port: config.PORT, host: config.HOST })
+}
+
+// With no API_TOKENS the service still starts, with a token minted for this run only.
+function withTokens (config: Config): Config {
+  if (parseTokenList(config.API_TOKENS).length > 0) return config
+  const minted = randomBytes(32).toString('base64url')
+  process.stdout.write([
+    '',
+    'WARNING: API_TOKENS is not set, so this token was minted for this run only.',
+    'It stops working when the service restarts; set API_TOKENS to keep tokens across restarts.',
+    `  API token: ${minted}`,
+    '',
+    '',
+  ].join('\n'))
+  return { ...config, API_TOKENS: minted }
 }
 
 start().catch((error: unknown) => {

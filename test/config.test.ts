@@ -10,17 +10,18 @@ t.test('an empty environment gives the documented defaults', async (t) => {
     LOG_LEVEL: 'info',
     BASE_PATH: '',
     BODY_LIMIT: 16_384,
+    REQUEST_TIMEOUT: 30_000,
   })
 })
 
 t.test('settings are read from their variables and converted to their types', async (t) => {
   const config = loadConfig({
     PORT: '8080', HOST: '0.0.0.0', DATABASE_URL: 'sqlite:/var/lib/plants.db', API_TOKENS: 'a,b',
-    LOG_LEVEL: 'debug', BASE_PATH: '/api/v1', BODY_LIMIT: '1024', UNRELATED: 'ignored',
+    LOG_LEVEL: 'debug', BASE_PATH: '/api/v1', BODY_LIMIT: '1024', REQUEST_TIMEOUT: '5000', UNRELATED: 'ignored',
   })
   t.same(config, {
     PORT: 8080, HOST: '0.0.0.0', DATABASE_URL: 'sqlite:/var/lib/plants.db', API_TOKENS: 'a,b',
-    LOG_LEVEL: 'debug', BASE_PATH: '/api/v1', BODY_LIMIT: 1024,
+    LOG_LEVEL: 'debug', BASE_PATH: '/api/v1', BODY_LIMIT: 1024, REQUEST_TIMEOUT: 5000,
   })
 })
 
@@ -31,7 +32,7 @@ t.test('an empty variable takes the default', async (t) => {
 const badValues: Array<[string, string]> = [
   ['PORT', 'abc'], ['PORT', '70000'], ['PORT', '3000.5'], ['DATABASE_URL', 'mysql://localhost/plants'],
   ['DATABASE_URL', 'sqlite:'], ['LOG_LEVEL', 'loud'], ['BASE_PATH', 'api'], ['BASE_PATH', '/api/'],
-  ['BODY_LIMIT', '10'], ['BODY_LIMIT', 'lots'], ['API_TOKENS', 'a token with spaces;'],
+  ['BODY_LIMIT', '10'], ['BODY_LIMIT', 'lots'], ['REQUEST_TIMEOUT', '0'], ['API_TOKENS', 'a token with spaces;'],
 ]
 for (const [name, value] of badValues) {
   t.test(`${name}=${value} stops start-up with a message naming ${name}`, async (t) => {
@@ -57,4 +58,11 @@ t.test('every bad variable is reported at once', async (t) => {
 t.test('the token list is split on commas and trimmed', async (t) => {
   t.same(parseTokenList(' one, two ,,three '), ['one', 'two', 'three'])
   t.same(parseTokenList(''), [])
+})
+
+t.test('API_TOKENS refuses a token that could never be sent as a bearer token', async (t) => {
+  for (const tokens of ['ab=cd', 'abc def', '===', 'good-token,bad token']) {
+    t.throws(() => loadConfig({ API_TOKENS: tokens }), ConfigError, tokens)
+  }
+  t.equal(loadConfig({ API_TOKENS: ' one-token , two+/token== ,, ' }).API_TOKENS, ' one-token , two+/token== ,, ')
 })

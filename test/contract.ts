@@ -41,18 +41,37 @@ function escape (part: string): string {
 }
 
 
+// One request and its answer, however they were exchanged (inject or a raw socket).
+export interface Exchange {
+  readonly method: string
+  readonly url: string
+  readonly statusCode: number
+  readonly contentType: string | undefined
+  readonly bodyText: string
+}
+
 // Returns the parsed JSON body (or the text of a non-JSON body) for further assertions.
 export function assertMatchesSpec (t: Test, response: InjectResponse, basePath = ''): unknown {
-  const method = response.raw.req.method?.toLowerCase() ?? ''
-  const url = new URL(response.raw.req.url ?? '/', 'http://localhost').pathname
+  return assertExchangeMatchesSpec(t, {
+    method: response.raw.req.method ?? '',
+    url: response.raw.req.url ?? '/',
+    statusCode: response.statusCode,
+    contentType: response.headers['content-type']?.toString(),
+    bodyText: response.body,
+  }, basePath)
+}
+
+export function assertExchangeMatchesSpec (t: Test, exchange: Exchange, basePath = ''): unknown {
+  const method = exchange.method.toLowerCase()
+  const url = new URL(exchange.url, 'http://localhost').pathname
   const path = url.startsWith(basePath) ? url.slice(basePath.length) : url
-  const status = String(response.statusCode)
+  const status = String(exchange.statusCode)
   const pathItem = (document.paths as Record<string, Record<string, Operation>>)[path]
 
   const operation = httpMethods.some((known) => known === method) ? pathItem?.[method] : undefined
   if (operation === undefined) {
     t.equal(status, pathItem === undefined ? '404' : '405', `${method} ${path} is not declared, so only 404 or 405 may answer`)
-    return checkBody(t, response, { 'application/json': {} }, errorSchemaPointer)
+    return checkBody(t, exchange, { 'application/json': {} }, errorSchemaPointer)
   }
   const declared = operation.responses
   if (declared[status] === undefined && declared.default === undefined) {
@@ -65,21 +84,21 @@ export function assertMatchesSpec (t: Test, response: InjectResponse, basePath =
     responsePointer = responseObject.$ref
     responseObject = resolve(responsePointer) as ResponseObject
   }
-  return checkBody(t, response, responseObject.content ?? {}, `${responsePointer}/content`)
+  return checkBody(t, exchange, responseObject.content ?? {}, `${responsePointer}/content`)
 }
 
-function checkBody (t: Test, response: InjectResponse, content: Record<string, MediaType>, contentPointer: string): unknown {
-  const mediaType = String(response.headers['content-type'] ?? '').split(';')[0]?.trim() ?? ''
+function checkBody (t: Test, exchange: Exchange, content: Record<string, MediaType>, contentPointer: string): unknown {
+  const mediaType = (exchange.contentType ?? '').split(';')[0]?.trim() ?? ''
   if (content[mediaType] === undefined) {
     t.fail(`content type ${JSON.stringify(mediaType)} is not declared (declared: ${Object.keys(content).join(', ')})`)
     return undefined
   }
-  const body: unknown = mediaType === 'application/json' ? response.json() : response.body
+  const body: unknown = mediaType === 'application/json' ? JSON.parse(exchange.bodyText) : exchange.bodyText
   const schemaPointer = contentPointer === errorSchemaPointer
     ? errorSchemaPointer
     : `${contentPointer}/${escape(mediaType)}/schema`
   const validate = validatorFor(schemaPointer)
   const valid = validate(body)
-  t.ok(valid, `the ${response.statusCode} body matches ${schemaPointer}${valid ? '' : ': ' + ajv.errorsText(validate.errors)}`)
+  t.ok(valid, `the ${exchange.statusCode} body matches ${schemaPointer}${valid ? '' : ': ' + ajv.errorsText(validate.errors)}`)
   return body
 }

@@ -43,6 +43,7 @@ export async function buildTestApp (
     LOG_LEVEL: 'silent',
     BASE_PATH: '',
     BODY_LIMIT: 16_384,
+    REQUEST_TIMEOUT: 30_000,
     ...overrides,
   }
   const app = await buildApp(config, dependencies)

@@ -208,3 +208,13 @@ t.test('every charset parameter must be utf-8', async (t) => {
   t.equal(answer.statusCode, 415)
   t.equal((answer.body as { error: number }).error, 41501)
 })
+
+t.test('an encoded body is a 415 41501; identity is no encoding', async (t) => {
+  const { createPlant } = await buildTestApp(t)
+  for (const encoding of ['gzip', 'br', 'deflate', 'gzip, identity']) {
+    const answer = await createPlant({ id: 1, name: 'Fern' }, { 'content-encoding': encoding })
+    t.equal(answer.statusCode, 415, encoding)
+    t.equal((answer.body as { error: number }).error, 41501, encoding)
+  }
+  t.equal((await createPlant({ id: 1, name: 'Fern' }, { 'content-encoding': 'identity' })).statusCode, 200)
+})

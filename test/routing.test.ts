@@ -287,3 +287,18 @@ t.test('404 and 405 are decided before any body is read, whatever the body', asy
     }
   }
 })
+
+t.test('a method Fastify does not route is still a 405 on a declared path', async (t) => {
+  const { send } = await buildTestApp(t)
+  for (const method of ['PROPFIND', 'SEARCH', 'MKCOL', 'LOCK', 'QUERY'] as const) {
+    const answer = await send({ method, url: '/plants', headers: { authorization } })
+    t.equal(answer.statusCode, 405, method)
+    t.equal(answer.headers.allow, 'POST', method)
+  }
+})
+
+t.test('a 404 message names the path without its query string', async (t) => {
+  const { send } = await buildTestApp(t)
+  const answer = await send({ method: 'GET', url: '/nope?access_token=secret-in-query' })
+  t.same(answer.body, { error: 40401, message: 'no route for GET /nope' })
+})

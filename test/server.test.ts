@@ -28,11 +28,14 @@ async function startServer (t: Test, environment: Record<string, string>): Promi
   child.stdout.on('data', (chunk: Buffer) => { output += chunk.toString() })
   child.stderr.on('data', (chunk: Buffer) => { output += chunk.toString() })
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-  t.teardown(() => { child.kill('SIGKILL') })
+  t.teardown(() => {
+    child.kill('SIGKILL')
+    if (!t.passing()) t.comment(`output of the service:\n${output}`)
+  })
 
   const deadline = Date.now() + 15_000
   while (Date.now() < deadline) {
-    const listening = /Server listening at (http:\/\/127\.0\.0\.1:(\d+))/.exec(output)
+    const listening = /"msg":"Server listening at (http:\/\/127\.0\.0\.1:(\d+))"/.exec(output)
     if (listening?.[1] !== undefined) {
       return { child, baseUrl: listening[1], port: Number(listening[2]), output: () => output, exited }
     }
@@ -148,4 +151,17 @@ t.test('an acknowledged create survives the process being killed', async (t) => 
   const second = await startServer(t, environment)
   t.equal((await createPlant(second.baseUrl, configuredToken, { id: 7, name: 'Survivor' })).status, 200, 'a replay')
   t.equal((await createPlant(second.baseUrl, configuredToken, { id: 7, name: 'Usurper' })).status, 409, 'the plant is there')
+})
+
+t.test('a port already in use stops start-up with exit code 1', async (t) => {
+  const folder = t.testdir()
+  const first = await startServer(t, { DATABASE_URL: `sqlite:${folder}/first.db`, API_TOKENS: configuredToken })
+  const second = spawn(process.execPath, [serverScript], {
+    env: { PATH: process.env.PATH ?? '', PORT: String(first.port), API_TOKENS: configuredToken, DATABASE_URL: `sqlite:${folder}/second.db` },
+  })
+  let stderr = ''
+  second.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
+  const code = await new Promise((resolve) => second.on('exit', resolve))
+  t.equal(code, 1)
+  t.match(stderr, /EADDRINUSE/)
 })

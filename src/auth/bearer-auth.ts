@@ -1,9 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { FastifyRequest } from 'fastify'
 import { InvalidTokenError, MalformedCredentialsError, MissingCredentialsError } from '../errors/api-errors.js'
-
-// RFC 6750 section 2.1: b64token syntax.
-const token68 = /^[A-Za-z0-9\-._~+/]+=*$/
+import { token68 } from './token68.js'
 
 export type SecurityHandler = (request: FastifyRequest) => Promise<void>
 

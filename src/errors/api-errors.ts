@@ -76,8 +76,8 @@ export class InvalidTokenError extends ApiError {
 }
 
 export class NotFoundError extends ApiError {
-  constructor (method: string, url: string) {
-    super(404, ErrorCode.notFound, `no route for ${method} ${url}`)
+  constructor (method: string, path: string) {
+    super(404, ErrorCode.notFound, `no route for ${method} ${path}`)
   }
 }
 
@@ -95,9 +95,25 @@ export class ContentTooLargeError extends ApiError {
 }
 
 export class UnsupportedMediaTypeError extends ApiError {
-  constructor (contentType: string | undefined) {
-    super(415, ErrorCode.unsupportedMediaType,
+  constructor (message: string) {
+    super(415, ErrorCode.unsupportedMediaType, message)
+  }
+
+  static forContentType (contentType: string | undefined): UnsupportedMediaTypeError {
+    return new UnsupportedMediaTypeError(
       `the body must be application/json (charset utf-8), not ${contentType === undefined ? 'untyped' : JSON.stringify(contentType)}`)
+  }
+}
+
+export class RequestTimeoutError extends ApiError {
+  constructor () {
+    super(408, ErrorCode.requestTimeout, 'the request was not received in full in time')
+  }
+}
+
+export class HeaderFieldsTooLargeError extends ApiError {
+  constructor () {
+    super(431, ErrorCode.headerFieldsTooLarge, 'the request header fields are too large')
   }
 }
 

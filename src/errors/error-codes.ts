@@ -12,9 +12,11 @@ export const ErrorCode = {
   invalidToken: 40102,
   notFound: 40401,
   methodNotAllowed: 40501,
+  requestTimeout: 40801,
   conflict: 40901,
   contentTooLarge: 41301,
   unsupportedMediaType: 41501,
+  headerFieldsTooLarge: 43101,
   internal: 50001,
   storeUnavailable: 50301,
 } as const

@@ -1,22 +1,54 @@
+import { randomUUID } from 'node:crypto'
+import { type ServerResponse, STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
-import { MalformedRequestError } from '../errors/api-errors.js'
+import {
+  type ApiError, HeaderFieldsTooLargeError, MalformedRequestError, RequestTimeoutError,
+} from '../errors/api-errors.js'
+import { commonResponseHeaders } from './common-headers.js'
+import { errorBody } from './error-response.js'
 
-// A request too malformed for Fastify to route (bad header, bad framing) never reaches the
-// error handler; it still gets the spec's Error body.
+// A request too malformed or too slow for Fastify to see (bad framing, oversized headers, the
+// request timeout) never reaches the error handler; it still gets the spec's Error body,
+// written straight to the socket.
 export function answerClientError (error: NodeJS.ErrnoException, socket: Socket): void {
-  if (error.code === 'ECONNRESET' || !socket.writable) {
+  if (error.code === 'ECONNRESET' || error.code === 'EPIPE' || !socket.writable) {
     socket.destroy()
     return
   }
-  const apiError = new MalformedRequestError('the HTTP request is malformed')
-  const body = JSON.stringify({ error: apiError.code, message: apiError.message })
+  // A response still being prepared for an earlier request, received in full, goes out first:
+  // written before it, this answer would be taken for that request's. When the request in
+  // flight is the one at fault (its body timed out or broke off), it is answered at once.
+  const responseInFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage
+  if (responseInFlight?.req.complete === true && !responseInFlight.writableFinished) {
+    responseInFlight.once('finish', () => writeErrorResponse(error, socket))
+    responseInFlight.once('close', () => { if (!responseInFlight.writableFinished) socket.destroy() })
+    return
+  }
+  writeErrorResponse(error, socket)
+}
+
+function writeErrorResponse (error: NodeJS.ErrnoException, socket: Socket): void {
+  if (!socket.writable) return
+  const apiError = toClientApiError(error)
+  const body = JSON.stringify(errorBody(apiError))
+  const headers = {
+    ...commonResponseHeaders(randomUUID()),
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': String(Buffer.byteLength(body)),
+    connection: 'close',
+  }
   socket.end([
-    'HTTP/1.1 400 Bad Request',
-    'Content-Type: application/json; charset=utf-8',
-    'X-Content-Type-Options: nosniff',
-    `Content-Length: ${Buffer.byteLength(body)}`,
-    'Connection: close',
+    `HTTP/1.1 ${apiError.statusCode} ${STATUS_CODES[apiError.statusCode]}`,
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
     '',
     body,
   ].join('\r\n'))
+}
+
+function toClientApiError (error: NodeJS.ErrnoException): ApiError {
+  switch (error.code) {
+    case 'ERR_HTTP_REQUEST_TIMEOUT': return new RequestTimeoutError()
+    case 'HPE_HEADER_OVERFLOW': return new HeaderFieldsTooLargeError()
+    default: return new MalformedRequestError('the HTTP request is malformed')
+  }
 }

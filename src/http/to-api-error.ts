@@ -1,7 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 import {
-  ApiError, ConflictResponseError, ContentTooLargeError, InternalError, MalformedJsonError,
-  MalformedRequestError, SchemaViolationError, ServiceUnavailableError, UnsupportedMediaTypeError,
+  ApiError, ConflictResponseError, ContentTooLargeError, InternalError, MalformedRequestError, SchemaViolationError, ServiceUnavailableError, UnsupportedMediaTypeError,
 } from '../errors/api-errors.js'
 import { PlantConflictError, StoreUnavailableError } from '../store/store-errors.js'
 
@@ -14,6 +13,7 @@ interface SchemaProblem {
 
 interface FrameworkError {
   code?: string
+  statusCode?: number
   validation?: SchemaProblem[]
   validationContext?: string
 }
@@ -25,21 +25,24 @@ export function toApiError (error: unknown, request: FastifyRequest, bodyLimit: 
   if (error instanceof PlantConflictError) return new ConflictResponseError(error.message)
   if (error instanceof StoreUnavailableError) return new ServiceUnavailableError(error.message, error.retryAfterSeconds)
 
-  const { code, validation, validationContext = 'request' } = (error ?? {}) as FrameworkError
-  if (validation !== undefined) return schemaViolation(validation, validationContext, request)
+  const { code, statusCode, validation, validationContext = 'request' } = (error ?? {}) as FrameworkError
+  if (validation !== undefined) return schemaViolation(validation, validationContext)
   switch (code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE': return new ContentTooLargeError(bodyLimit)
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': return new UnsupportedMediaTypeError(request.headers['content-type'])
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY': return new MalformedJsonError('the body is empty')
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': return UnsupportedMediaTypeError.forContentType(request.headers['content-type'])
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH': return new MalformedRequestError('the body does not match its Content-Length')
     case 'FST_ERR_BAD_URL': return new MalformedRequestError('the URL cannot be decoded')
-    default: return new InternalError()
   }
+  // Anything else Fastify or Node blames on the request (a client that hung up mid-body, for
+  // one) is the request's fault, not an internal error; its own message is not passed on.
+  if (statusCode !== undefined && statusCode >= 400 && statusCode < 500) {
+    return new MalformedRequestError('the HTTP request is malformed')
+  }
+  return new InternalError()
 }
 
-function schemaViolation (problems: SchemaProblem[], context: string, request: FastifyRequest): SchemaViolationError {
+function schemaViolation (problems: SchemaProblem[], context: string): SchemaViolationError {
   const [problem] = problems
-  if (context === 'body' && request.body === undefined) return new SchemaViolationError('the request body is required')
   if (problem === undefined) return new SchemaViolationError(`${context} does not match the schema`)
   const field = context + problem.instancePath.replaceAll('/', '.')
   if (problem.keyword === 'required') return new SchemaViolationError(`${field}.${String(problem.params.missingProperty)} is required`)

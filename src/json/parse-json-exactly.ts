@@ -110,6 +110,7 @@ class JsonReader {
         throw this.syntaxError('the closing double quote of a string')
       }
       if (code === 0x22) break
+      if (code === 0) throw new InvalidTextError(`${path} contains a NUL character`)
       if (code < 0x20) {
         this.position = position
         throw this.syntaxError('an escaped control character')

@@ -6,15 +6,21 @@ import { parseJsonExactly } from '../json/parse-json-exactly.js'
 const charsetParameter = /;\s*charset\s*=\s*"?([^";\s]*)"?/gi
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
-// application/json, with charset=utf-8 or none, is the only body the service reads; any other
-// media type is a 415 before a byte of it is parsed. Fastify's size limit applies first.
+// application/json, with charset=utf-8 or none and no content coding, is the only body the
+// service reads; anything else is a 415 before a byte of it is parsed. A leading UTF-8 byte
+// order mark is ignored, as RFC 8259 allows. Fastify's size limit applies first.
 async function jsonBody (app: FastifyInstance): Promise<void> {
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     const contentType = request.headers['content-type']
     const charsets = [...(contentType ?? '').matchAll(charsetParameter)].map((match) => String(match[1]).toLowerCase())
     if (charsets.some((charset) => charset !== 'utf-8')) {
-      done(new UnsupportedMediaTypeError(contentType), undefined)
+      done(UnsupportedMediaTypeError.forContentType(contentType), undefined)
+      return
+    }
+    const encoding = request.headers['content-encoding']
+    if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+      done(new UnsupportedMediaTypeError(`the body must not be encoded, but its Content-Encoding is ${JSON.stringify(encoding)}`), undefined)
       return
     }
     let text: string

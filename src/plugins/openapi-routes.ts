@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest, onRequestHookHandler, RouteHandle
 import fp from 'fastify-plugin'
 import openapiGlue from 'fastify-openapi-glue'
 import type { SecurityHandler } from '../auth/bearer-auth.js'
-import { MethodNotAllowedError, SchemaViolationError } from '../errors/api-errors.js'
+import { MethodNotAllowedError, NotFoundError, SchemaViolationError } from '../errors/api-errors.js'
 import {
   httpMethods, listOperations, securityOf, type LoadedOpenApiDocument, type OpenApiDocument,
   type OperationEntry,
@@ -37,17 +37,20 @@ async function openApiRoutes (app: FastifyInstance, options: OpenApiRoutesOption
     operationResolver: (operationId: string, method: string, openapiPath: string) => {
       const entry = operations.find((candidate) =>
         candidate.path === openapiPath && candidate.method === method.toLowerCase())
-      const authenticate = entry === undefined ? undefined : authenticationHook(app, document, entry, options)
+      // Without its spec entry a route's security is unknown: refuse to start rather than
+      // serve it unprotected.
+      if (entry === undefined) throw new Error(`fastify-openapi-glue asked for ${method} ${openapiPath}, which openapi.yaml does not declare`)
+      const authenticate = authenticationHook(app, document, entry, options)
       return {
         method,
         url: toFastifyPath(openapiPath),
         handler: handlers[operationId] as RouteHandlerMethod,
         ...(authenticate === undefined ? {} : { onRequest: authenticate }),
-        ...(entry?.operation.requestBody?.required === true ? { preValidation: requireBody } : {}),
+        ...(entry.operation.requestBody?.required === true ? { preValidation: requireBody } : {}),
       }
     },
   })
-  registerMethodNotAllowedRoutes(app, document, basePath)
+  answerUnroutedRequests(app, document, basePath)
 }
 
 // An operation's security requirements as @fastify/auth sees them: any one requirement may
@@ -76,21 +79,33 @@ async function requireBody (request: FastifyRequest): Promise<void> {
   if (request.body === undefined) throw new SchemaViolationError('the request body is required')
 }
 
-// A path the spec declares answers its undeclared methods with 405 and an Allow header, from
-// onRequest, before any body is read.
-function registerMethodNotAllowedRoutes (app: FastifyInstance, document: OpenApiDocument, basePath: string): void {
-  for (const [path, pathItem] of Object.entries(document.paths)) {
-    const allowed = httpMethods.filter((method) => pathItem[method] !== undefined).map((method) => method.toUpperCase())
-    const notAllowed = httpMethods.map((method) => method.toUpperCase()).filter((method) => !allowed.includes(method))
-    app.route({
-      method: notAllowed,
-      url: basePath + toFastifyPath(path),
-      onRequest: async (request) => {
-        throw new MethodNotAllowedError(request.method, allowed)
-      },
-      handler: async () => undefined,
-    })
+// A request no operation matches: on a path the spec declares it is a 405 naming the methods
+// declared there, on any other path a 404. Both are decided in onRequest, before a body is
+// read, for every method, even those Fastify cannot route.
+function answerUnroutedRequests (app: FastifyInstance, document: OpenApiDocument, basePath: string): void {
+  const declaredPaths = Object.entries(document.paths).map(([path, pathItem]) => ({
+    pattern: new RegExp(`^${escapeRegExp(basePath + path).replace(/\\{\w+\\}/g, '[^/]+')}$`),
+    allowedMethods: httpMethods.filter((method) => pathItem[method] !== undefined).map((method) => method.toUpperCase()),
+  }))
+  const unrouted = (request: FastifyRequest): Error => {
+    const path = request.url.split('?')[0] ?? ''
+    const declared = declaredPaths.find(({ pattern }) => pattern.test(path))
+    return declared === undefined
+      ? new NotFoundError(request.method, path)
+      : new MethodNotAllowedError(request.method, declared.allowedMethods)
   }
+  app.addHook('onRequest', async (request) => {
+    if (request.is404) throw unrouted(request)
+  })
+  // Never reached, since the hook above answers first; it makes this context, and so the
+  // hook, the one Fastify uses for unrouted requests.
+  app.setNotFoundHandler(async (request) => {
+    throw unrouted(request)
+  })
+}
+
+function escapeRegExp (text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 }
 
 // OpenAPI writes path parameters as {name}, Fastify as :name.

@@ -2,20 +2,14 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { PlantStore } from '../store/plant-store.js'
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    plantStore: PlantStore
-  }
-}
-
 export interface PlantStoreOptions {
   readonly store: PlantStore
 }
 
-// The store is opened by whoever builds the app and closed with it, after the server has
-// stopped taking requests and the in-flight ones have finished.
+// The store is handed to the handlers by their factory; this plugin ties its life to the
+// app's: it closes after the server has stopped taking requests and the in-flight ones have
+// finished.
 async function plantStore (app: FastifyInstance, { store }: PlantStoreOptions): Promise<void> {
-  app.decorate('plantStore', store)
   app.addHook('onClose', async () => store.close())
 }
 

@@ -1,12 +1,10 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import { commonResponseHeaders } from '../http/common-headers.js'
 
-// Headers every response carries, errors included: nosniff, so a browser never reads a JSON
-// error as HTML, and the request id, so a caller can quote it when reporting a problem.
 async function responseHeaders (app: FastifyInstance): Promise<void> {
   app.addHook('onSend', async (request, reply) => {
-    reply.header('x-content-type-options', 'nosniff')
-    reply.header('x-request-id', request.id)
+    reply.headers(commonResponseHeaders(request.id))
   })
 }
 

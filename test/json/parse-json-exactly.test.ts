@@ -107,10 +107,15 @@ t.test('a malformed escape is malformed JSON', async (t) => {
 })
 
 t.test('a raw control character in a string is malformed JSON', async (t) => {
-  for (const char of ['\u0000', '\n', '\t', '\r', '\u001f']) {
+  for (const char of ['\n', '\t', '\r', '\u001f']) {
     assertMalformed(t, `"a${char}b"`, /^invalid JSON at character 2: expected an escaped control character/)
   }
   t.equal(parseJsonExactly('"\u007f"'), '\u007f', 'DEL is not a control character in JSON')
+})
+
+t.test('a raw NUL in a string is invalid text, like an escaped one', async (t) => {
+  t.throws(() => parseJsonExactly('{"name":"a\u0000b"}'), { code: 40002, message: 'body.name contains a NUL character' })
+  t.throws(() => parseJsonExactly('{"name":"a\\u0000b"}'), { code: 40002, message: 'body.name contains a NUL character' })
 })
 
 t.test('the four JSON whitespace characters are allowed between any two tokens', async (t) => {

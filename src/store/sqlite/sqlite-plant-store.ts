@@ -7,7 +7,8 @@ import { applySqliteMigrations } from './sqlite-migrations.js'
 
 export interface SqlitePlantStoreOptions {
   readonly filename: string
-  // How long a write waits for another connection's lock before the request gets a 503.
+  // How long a write waits for another connection's lock before the request gets a 503. The
+  // wait blocks the event loop (SQLite sleeps in the calling thread), so it is kept short.
   readonly busyTimeoutMs?: number
 }
 
@@ -24,7 +25,7 @@ export class SqlitePlantStore implements PlantStore {
   private readonly insertOrCompare: (plant: PlantRecord) => CreatePlantOutcome
   private readonly readMigrationVersion: () => unknown
 
-  constructor ({ filename, busyTimeoutMs = 5000 }: SqlitePlantStoreOptions) {
+  constructor ({ filename, busyTimeoutMs = 250 }: SqlitePlantStoreOptions) {
     mkdirSync(dirname(filename), { recursive: true })
     this.database = new Database(filename, { timeout: busyTimeoutMs })
     // WAL with synchronous=FULL fsyncs the log on every commit, so an acknowledged create

@@ -1,0 +1,25 @@
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { ApiError } from '../errors/api-errors.js'
+import { commonResponseHeaders } from './common-headers.js'
+import { toApiError } from './to-api-error.js'
+
+export function errorBody (apiError: ApiError): { error: number, message: string } {
+  return { error: apiError.code, message: apiError.message }
+}
+
+// The one way a failure leaves the service once Fastify has a request for it: mapped to the
+// spec's Error body, logged (5xx details go to the log only), with the common headers even
+// where Fastify's onSend hooks do not run (a URL that cannot be routed).
+export async function sendError (error: unknown, request: FastifyRequest, reply: FastifyReply, bodyLimit: number): Promise<FastifyReply> {
+  const apiError = toApiError(error, request, bodyLimit)
+  if (apiError.statusCode >= 500) {
+    request.log.error({ err: error }, 'request failed')
+  } else {
+    request.log.info({ status: apiError.statusCode, code: apiError.code }, apiError.message)
+  }
+  return reply
+    .code(apiError.statusCode)
+    .headers({ ...commonResponseHeaders(request.id), ...apiError.headers })
+    .type('application/json; charset=utf-8')
+    .send(errorBody(apiError))
+}

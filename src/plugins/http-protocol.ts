@@ -1,0 +1,28 @@
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { MalformedRequestError } from '../errors/api-errors.js'
+
+// Parts of HTTP/1.1 that Node's server would otherwise answer on its own, with bodies the spec
+// does not declare, or before credentials are checked.
+async function httpProtocol (app: FastifyInstance): Promise<void> {
+  // Node would send "100 Continue" before any hook runs, inviting an unauthenticated client to
+  // upload its body; it is sent below, once onRequest (authentication, routing) has passed.
+  app.server.on('checkContinue', (request, response) => app.server.emit('request', request, response))
+  // Node would answer an unknown expectation with a bare 417; RFC 9110 lets a server ignore it.
+  app.server.on('checkExpectation', (request, response) => app.server.emit('request', request, response))
+
+  // Node's own check (a bare 400) is turned off in buildApp so that this one answers instead.
+  app.addHook('onRequest', async (request) => {
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
+      throw new MalformedRequestError('the Host header is required')
+    }
+  })
+
+  app.addHook('preParsing', async (request, reply) => {
+    if (request.headers.expect?.toLowerCase() === '100-continue' && !reply.raw.headersSent) {
+      reply.raw.writeContinue()
+    }
+  })
+}
+
+export default fp(httpProtocol, { name: 'http-protocol', fastify: '5.x' })

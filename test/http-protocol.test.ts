@@ -1,0 +1,167 @@
+import { connect } from 'node:net'
+import t, { type Test } from 'tap'
+import type { AppConfig } from '../src/app.js'
+import { assertExchangeMatchesSpec } from './contract.js'
+import { buildTestApp, testToken } from './helper.js'
+import { readStoredIds } from './stored-plants.js'
+
+// What only a real socket shows: Expect, Host, pipelining, oversized headers and slow bodies.
+// Each of these would get a bare answer from Node's HTTP server; here every one is the spec's.
+
+interface RawResponse {
+  readonly statusCode: number
+  readonly headers: Record<string, string>
+  readonly body: string
+}
+
+// Every response on the connection, in order, interim (100 Continue) ones included.
+function parseResponses (raw: string): RawResponse[] {
+  const responses: RawResponse[] = []
+  let rest = raw
+  while (rest.length > 0) {
+    const headerEnd = rest.indexOf('\r\n\r\n')
+    if (headerEnd === -1) break
+    const [statusLine = '', ...headerLines] = rest.slice(0, headerEnd).split('\r\n')
+    const headers = Object.fromEntries(headerLines.map((line) => {
+      const colon = line.indexOf(':')
+      return [line.slice(0, colon).toLowerCase(), line.slice(colon + 1).trim()]
+    }))
+    const length = Number(headers['content-length'] ?? 0)
+    const bodyStart = headerEnd + 4
+    responses.push({ statusCode: Number(statusLine.split(' ')[1]), headers, body: rest.slice(bodyStart, bodyStart + length) })
+    rest = rest.slice(bodyStart + length)
+  }
+  return responses
+}
+
+interface RawClient {
+  readonly write: (text: string) => void
+  // Everything received until the server closes the connection (or the time runs out).
+  readonly received: (timeoutMs?: number) => Promise<RawResponse[]>
+  readonly receivedSoFar: () => RawResponse[]
+}
+
+async function startListening (t: Test, overrides: Partial<AppConfig> = {}): Promise<{ open: () => RawClient, databaseFile: string }> {
+  const { app, databaseFile } = await buildTestApp(t, overrides)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const address = app.server.address()
+  const port = typeof address === 'object' && address !== null ? address.port : 0
+  const open = (): RawClient => {
+    const socket = connect(port, '127.0.0.1')
+    t.teardown(() => { socket.destroy() })
+    let raw = ''
+    socket.on('data', (chunk) => { raw += chunk.toString('latin1') })
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()))
+    return {
+      write: (text) => { socket.write(text) },
+      received: async (timeoutMs = 5000) => {
+        await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, timeoutMs))])
+        return parseResponses(raw)
+      },
+      receivedSoFar: () => parseResponses(raw),
+    }
+  }
+  return { open, databaseFile }
+}
+
+function request (method: string, path: string, headers: Record<string, string>, body = ''): string {
+  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}`)
+  return [`${method} ${path} HTTP/1.1`, ...lines, '', body].join('\r\n')
+}
+
+function createHeaders (extra: Record<string, string> = {}): Record<string, string> {
+  return { Host: 'plants.test', Authorization: `Bearer ${testToken}`, 'Content-Type': 'application/json', ...extra }
+}
+
+function checkAgainstSpec (t: Test, method: string, path: string, response: RawResponse): unknown {
+  t.equal(response.headers['x-content-type-options'], 'nosniff', `${response.statusCode} has nosniff`)
+  t.ok(response.headers['x-request-id'], `${response.statusCode} has a request id`)
+  return assertExchangeMatchesSpec(t, {
+    method, url: path, statusCode: response.statusCode, contentType: response.headers['content-type'], bodyText: response.body,
+  })
+}
+
+const plant = JSON.stringify({ id: 1, name: 'Fern' })
+
+t.test('an unknown expectation is ignored, not answered with a bare 417', async (t) => {
+  const { open } = await startListening(t)
+  const client = open()
+  client.write(request('POST', '/plants', createHeaders({ Expect: 'something-else', 'Content-Length': String(plant.length), Connection: 'close' }), plant))
+  const [response] = await client.received()
+  t.equal(response?.statusCode, 200)
+  if (response !== undefined) t.same(checkAgainstSpec(t, 'POST', '/plants', response), { name: 'Fern' })
+})
+
+t.test('Expect: 100-continue is answered only once the credentials are good', async (t) => {
+  const { open } = await startListening(t)
+
+  const anonymous = open()
+  anonymous.write(request('POST', '/plants', {
+    Host: 'plants.test', 'Content-Type': 'application/json', 'Content-Length': String(plant.length), Expect: '100-continue',
+  }, ''))
+  const [refused] = await anonymous.received(1000)
+  t.equal(refused?.statusCode, 401, 'no 100 Continue: the body is never invited')
+  if (refused !== undefined) checkAgainstSpec(t, 'POST', '/plants', refused)
+
+  const authenticated = open()
+  authenticated.write(request('POST', '/plants', createHeaders({
+    'Content-Length': String(plant.length), Expect: '100-continue', Connection: 'close',
+  }), ''))
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  t.same(authenticated.receivedSoFar().map((response) => response.statusCode), [100], 'invited to send the body')
+  authenticated.write(plant)
+  const responses = await authenticated.received()
+  t.same(responses.map((response) => response.statusCode), [100, 200])
+})
+
+t.test('an HTTP/1.1 request without Host is a 400 with the Error body', async (t) => {
+  const { open } = await startListening(t)
+  const client = open()
+  client.write(request('GET', '/healthz', { Connection: 'close' }))
+  const [response] = await client.received()
+  t.equal(response?.statusCode, 400)
+  if (response !== undefined) {
+    t.same(checkAgainstSpec(t, 'GET', '/healthz', response), { error: 40007, message: 'the Host header is required' })
+  }
+})
+
+t.test('a malformed request pipelined after a create is answered after the create, not instead of it', async (t) => {
+  const { app, databaseFile } = await buildTestApp(t)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const address = app.server.address()
+  const socket = connect(typeof address === 'object' && address !== null ? address.port : 0, '127.0.0.1')
+  t.teardown(() => { socket.destroy() })
+  let raw = ''
+  socket.on('data', (chunk) => { raw += chunk.toString() })
+  socket.write(request('POST', '/plants', createHeaders({ 'Content-Length': String(plant.length) }), plant) + 'NOT HTTP AT ALL\r\n\r\n')
+  await new Promise((resolve) => socket.on('close', resolve))
+  const responses = parseResponses(raw)
+  t.same(responses.map((response) => response.statusCode), [200, 400])
+  t.same(JSON.parse(responses[1]?.body ?? '{}'), { error: 40007, message: 'the HTTP request is malformed' })
+  t.same(readStoredIds(databaseFile), [1n])
+})
+
+t.test('header fields over Node\'s limit are a 431 with the Error body', async (t) => {
+  const { open } = await startListening(t)
+  const client = open()
+  client.write(request('GET', '/healthz', { Host: 'plants.test', 'X-Padding': 'x'.repeat(20_000) }))
+  const [response] = await client.received()
+  t.equal(response?.statusCode, 431)
+  if (response !== undefined) {
+    t.same(checkAgainstSpec(t, 'GET', '/healthz', response), { error: 43101, message: 'the request header fields are too large' })
+  }
+})
+
+t.test('a body that does not arrive within REQUEST_TIMEOUT is a 408, and nothing is stored', async (t) => {
+  const { open, databaseFile } = await startListening(t, { REQUEST_TIMEOUT: 300 })
+  const client = open()
+  client.write(request('POST', '/plants', createHeaders({ 'Content-Length': String(plant.length) }), plant.slice(0, 5)))
+  const started = Date.now()
+  const [response] = await client.received(5000)
+  t.equal(response?.statusCode, 408)
+  t.ok(Date.now() - started < 3000, 'answered within a few seconds')
+  if (response !== undefined) {
+    t.same(checkAgainstSpec(t, 'POST', '/plants', response), { error: 40801, message: 'the request was not received in full in time' })
+  }
+  t.same(readStoredIds(databaseFile), [])
+})
