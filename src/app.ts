@@ -12,6 +12,7 @@ import jsonBody from './plugins/json-body.js'
 import openApiRoutes from './plugins/openapi-routes.js'
 import plantStore from './plugins/plant-store.js'
 import responseHeaders from './plugins/response-headers.js'
+import { addExactInt64Keyword } from './spec/exact-int64.js'
 import { type LoadedOpenApiDocument, loadOpenApiDocument } from './spec/openapi-document.js'
 import { openPlantStore } from './store/open-plant-store.js'
 import type { PlantStore } from './store/plant-store.js'
@@ -60,6 +61,7 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
       // The spec is exact: "12" is not an integer, 123 is not a string, and nothing is
       // added to or removed from the body the handler sees.
       customOptions: { coerceTypes: false, useDefaults: false, removeAdditional: false, allErrors: false },
+      plugins: [addExactInt64Keyword],
     },
     clientErrorHandler: answerClientError,
     frameworkErrors: (error, request, reply) => {

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { loadOpenApiDocument } from '../src/spec/openapi-document.js'
 import { readStoredPlants } from './stored-plants.js'
 import { buildTestApp, testToken } from './helper.js'
 
@@ -351,4 +352,20 @@ t.test('a POST with no body and no content-type is a 40003: the request body is 
   t.equal(response.statusCode, 400)
   t.same(response.body, { error: 40003, message: 'the request body is required' })
   t.same(readStoredPlants(databaseFile), [])
+})
+
+t.test('an int64 field added to the spec is read exactly and range-checked with no code change', async (t) => {
+  const { document, yamlText } = loadOpenApiDocument()
+  const modified = structuredClone(document) as typeof document & {
+    components: { schemas: { Plant: { properties: Record<string, unknown> } } }
+  }
+  modified.components.schemas.Plant.properties.stock = { type: 'integer', format: 'int64' }
+  const { createPlant } = await buildTestApp(t, {}, { openApi: { document: modified, yamlText } })
+
+  t.equal((await createPlant('{"id":1,"name":"Fern","stock":9223372036854775807}')).statusCode, 200)
+  const outOfRange = await createPlant('{"id":2,"name":"Fern","stock":9223372036854775808}')
+  t.equal(outOfRange.statusCode, 400)
+  t.same(outOfRange.body, { error: 40004, message: 'body.stock must be an integer from -9223372036854775808 to 9223372036854775807' })
+  const fraction = await createPlant('{"id":3,"name":"Fern","stock":9007199254740993.5}')
+  t.same(fraction.body, { error: 40003, message: 'body.stock must be integer' })
 })

@@ -32,9 +32,9 @@ export class SchemaViolationError extends ApiError {
   }
 }
 
-export class IdOutOfRangeError extends ApiError {
+export class Int64OutOfRangeError extends ApiError {
   constructor (field: string) {
-    super(400, ErrorCode.idOutOfRange,
+    super(400, ErrorCode.int64OutOfRange,
       `${field} must be an integer from -9223372036854775808 to 9223372036854775807`)
   }
 }

@@ -4,7 +4,7 @@ export const ErrorCode = {
   malformedJson: 40001,
   invalidText: 40002,
   schemaViolation: 40003,
-  idOutOfRange: 40004,
+  int64OutOfRange: 40004,
   forbiddenKey: 40005,
   malformedCredentials: 40006,
   malformedRequest: 40007,

@@ -1,7 +1,8 @@
 import type { FastifyRequest } from 'fastify'
 import {
-  ApiError, ConflictResponseError, ContentTooLargeError, InternalError, MalformedRequestError, SchemaViolationError, ServiceUnavailableError, UnsupportedMediaTypeError,
+  ApiError, ConflictResponseError, ContentTooLargeError, Int64OutOfRangeError, InternalError, MalformedRequestError, SchemaViolationError, ServiceUnavailableError, UnsupportedMediaTypeError,
 } from '../errors/api-errors.js'
+import { exactInt64Keyword } from '../spec/exact-int64.js'
 import { PlantConflictError, StoreUnavailableError } from '../store/store-errors.js'
 
 interface SchemaProblem {
@@ -41,10 +42,11 @@ export function toApiError (error: unknown, request: FastifyRequest, bodyLimit: 
   return new InternalError()
 }
 
-function schemaViolation (problems: SchemaProblem[], context: string): SchemaViolationError {
+function schemaViolation (problems: SchemaProblem[], context: string): ApiError {
   const [problem] = problems
   if (problem === undefined) return new SchemaViolationError(`${context} does not match the schema`)
   const field = context + problem.instancePath.replaceAll('/', '.')
+  if (problem.keyword === exactInt64Keyword && problem.params.problem === 'out-of-range') return new Int64OutOfRangeError(field)
   if (problem.keyword === 'required') return new SchemaViolationError(`${field}.${String(problem.params.missingProperty)} is required`)
   return new SchemaViolationError(`${field} ${problem.message ?? 'does not match the schema'}`)
 }

@@ -10,8 +10,8 @@ export type Int64Reading = bigint | 'not-an-integer' | 'out-of-range'
 // The exact int64 value of a number property of a parsed body, judged on the number as it was
 // sent rather than on its double: "1.0" and "1e3" are integers, as in JSON Schema, while
 // "9007199254740993.5" is not, though its double is.
-export function readInt64 (container: object, key: string): Int64Reading {
-  const value: unknown = (container as Record<string, unknown>)[key]
+export function readInt64 (container: object, key: string | number): Int64Reading {
+  const value: unknown = (container as Record<string | number, unknown>)[key]
   if (typeof value !== 'number') return 'not-an-integer'
   const source = numberSourceOf(container, key)
   if (source === undefined) return Number.isSafeInteger(value) ? BigInt(value) : 'not-an-integer'

@@ -18,10 +18,10 @@ export function parseJsonExactly (text: string): unknown {
   return new JsonReader(text).readDocument()
 }
 
-// The number's text as it was sent, for a property whose value a double may not hold exactly;
-// undefined when the parsed number is exact.
-export function numberSourceOf (container: object, key: string): string | undefined {
-  return numberSources.get(container)?.get(key)
+// The number's text as it was sent, for a property or array element whose value a double may
+// not hold exactly; undefined when the parsed number is exact.
+export function numberSourceOf (container: object, key: string | number): string | undefined {
+  return numberSources.get(container)?.get(String(key))
 }
 
 const escapes: Record<string, string> = {
@@ -70,13 +70,7 @@ class JsonReader {
       this.skipWhitespace()
       if (!this.consume(':')) throw this.syntaxError('":"')
       this.skipWhitespace()
-      if (this.isNumberStart()) {
-        const { value, source } = this.readNumber()
-        object[key] = value
-        if (!exactDoublePattern.test(source)) this.rememberNumberSource(object, key, source)
-      } else {
-        object[key] = this.readValue(memberPath, depth)
-      }
+      object[key] = this.readMemberValue(object, key, memberPath, depth)
       this.skipWhitespace()
     } while (this.consume(','))
     if (!this.consume('}')) throw this.syntaxError('"," or "}"')
@@ -91,11 +85,20 @@ class JsonReader {
     if (this.consume(']')) return array
     do {
       this.skipWhitespace()
-      array.push(this.readValue(`${path}[${array.length}]`, depth))
+      array.push(this.readMemberValue(array, String(array.length), `${path}[${array.length}]`, depth))
       this.skipWhitespace()
     } while (this.consume(','))
     if (!this.consume(']')) throw this.syntaxError('"," or "]"')
     return array
+  }
+
+  // The value of an object member or array element; a number keeps its source text when a
+  // double may not hold it exactly.
+  private readMemberValue (container: object, key: string, path: string, depth: number): unknown {
+    if (!this.isNumberStart()) return this.readValue(path, depth)
+    const { value, source } = this.readNumber()
+    if (!exactDoublePattern.test(source)) this.rememberNumberSource(container, key, source)
+    return value
   }
 
   private readString (path: string): string {

@@ -4,6 +4,7 @@ import fp from 'fastify-plugin'
 import openapiGlue from 'fastify-openapi-glue'
 import type { SecurityHandler } from '../auth/bearer-auth.js'
 import { MethodNotAllowedError, NotFoundError, SchemaViolationError } from '../errors/api-errors.js'
+import { markInt64Schemas } from '../spec/exact-int64.js'
 import {
   httpMethods, listOperations, securityOf, type LoadedOpenApiDocument, type OpenApiDocument,
   type OperationEntry,
@@ -32,7 +33,7 @@ async function openApiRoutes (app: FastifyInstance, options: OpenApiRoutesOption
 
   await app.register(fastifyAuth)
   await app.register(openapiGlue, {
-    specification: structuredClone(document),
+    specification: markInt64Schemas(document),
     prefix: basePath,
     operationResolver: (operationId: string, method: string, openapiPath: string) => {
       const entry = operations.find((candidate) =>

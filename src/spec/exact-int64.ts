@@ -1,0 +1,43 @@
+import type { Ajv, SchemaValidateFunction } from 'ajv'
+import { readInt64 } from '../json/json-integer.js'
+
+// `format: int64` in openapi.yaml means every integer from -2^63 to 2^63-1, exactly. The
+// validator sees doubles, which hold only 2^53 exactly, so each int64 schema gets this keyword
+// too: it reads the number as it was sent (see src/json/) and tells fractions from integers
+// out of range. A new int64 field in the spec is checked with no code change.
+export const exactInt64Keyword = 'x-exact-int64'
+
+export type Int64Problem = 'not-an-integer' | 'out-of-range'
+
+// A copy of the document with the keyword beside every `format: int64`.
+export function markInt64Schemas<T> (document: T): T {
+  const marked = structuredClone(document)
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) {
+      node.forEach(visit)
+    } else if (typeof node === 'object' && node !== null) {
+      const record = node as Record<string, unknown>
+      if (record.format === 'int64') record[exactInt64Keyword] = true
+      Object.values(record).forEach(visit)
+    }
+  }
+  visit(marked)
+  return marked
+}
+
+// Ajv plugin: registers the keyword. Its errors carry `params.problem`.
+export function addExactInt64Keyword (ajv: Ajv): Ajv {
+  const validate: SchemaValidateFunction = (enabled: boolean, _data, _schema, context) => {
+    if (!enabled || context === undefined) return true
+    const reading = readInt64(context.parentData as object, context.parentDataProperty)
+    if (typeof reading === 'bigint') return true
+    const problem: Int64Problem = reading
+    validate.errors = [{
+      keyword: exactInt64Keyword,
+      message: problem === 'out-of-range' ? 'must be an integer from -9223372036854775808 to 9223372036854775807' : 'must be integer',
+      params: { problem },
+    }]
+    return false
+  }
+  return ajv.addKeyword({ keyword: exactInt64Keyword, type: 'number', schemaType: 'boolean', errors: true, validate })
+}
