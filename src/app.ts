@@ -33,8 +33,10 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
   const app = Fastify({
     logger: {
       level: config.LOG_LEVEL,
-      // Request lines are written by serializeRequest, which leaves out headers and query values.
+      // Request lines are written by serializeRequest, which leaves out headers and query values;
+      // should headers ever be logged, the credentials among them are still redacted.
       serializers: { req: serializeRequest },
+      redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization'], censor: '[redacted]' },
     },
     bodyLimit: config.BODY_LIMIT,
     // A request must arrive in full within this time, or it gets a 408 and its connection is
