@@ -141,7 +141,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description Unexpected error. The input is not a valid request; the message names the offending field. */
+        /** @description The request is not valid (the seed names this response "unexpected error"); the message names the offending field. */
         BadRequest: {
             headers: {
                 "WWW-Authenticate": components["headers"]["WWW-Authenticate"];

@@ -43,8 +43,9 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
     // closed: a client that sends its body slowly cannot hold a connection for ever.
     requestTimeout: config.REQUEST_TIMEOUT,
     http: {
-      // Node ignores requestTimeout while headersTimeout is the longer of the two, and checks
-      // for expired requests only every connectionsCheckingInterval (30 s by default).
+      // With headersTimeout (60 s by default) above requestTimeout, a request whose body stalled
+      // was not timed out on Node 20; and Node looks for expired requests only every
+      // connectionsCheckingInterval (30 s by default).
       headersTimeout: Math.min(60_000, config.REQUEST_TIMEOUT),
       connectionsCheckingInterval: Math.min(1000, config.REQUEST_TIMEOUT),
       // Node's own Host check answers a bare 400; http-protocol.ts answers an Error body.
@@ -61,22 +62,24 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
     },
     ajv: {
       // The spec is exact: "12" is not an integer, 123 is not a string, and nothing is
-      // added to or removed from the body the handler sees.
+      // added to or removed from the body the handler sees. This applies to every part of a
+      // request; the spec declares no query, path or header parameters, which arrive as
+      // strings and will need a converting validator of their own (setValidatorCompiler).
       customOptions: { coerceTypes: false, useDefaults: false, removeAdditional: false, allErrors: false },
       plugins: [addExactInt64Keyword],
     },
     clientErrorHandler: answerClientError,
     frameworkErrors: (error, request, reply) => {
-      void sendError(error, request as FastifyRequest, reply as FastifyReply, config.BODY_LIMIT)
+      void sendError(error, request as FastifyRequest, reply as FastifyReply)
     },
   })
 
   const store = dependencies.store ?? openPlantStore(config.DATABASE_URL)
   try {
     await app.register(plantStore, { store })
-    await app.register(errorResponses, { bodyLimit: config.BODY_LIMIT })
+    await app.register(errorResponses)
     await app.register(responseHeaders)
-    await app.register(httpProtocol)
+    await app.register(httpProtocol, { requestTimeout: config.REQUEST_TIMEOUT })
     await app.register(jsonBody)
     await app.register(openApiRoutes, {
       openApi,

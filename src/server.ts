@@ -13,9 +13,10 @@ async function start (): Promise<void> {
     await app.close()
     throw error
   }
-  // SIGTERM and SIGINT stop new connections, let in-flight requests finish, then close the
-  // store; a second signal, or 10 seconds, ends the process anyway.
-  closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+  // SIGTERM and SIGINT stop new connections, let in-flight requests finish (a stalled one is
+  // cut after REQUEST_TIMEOUT), then close the store; a second signal, or REQUEST_TIMEOUT plus
+  // 10 seconds, ends the process anyway.
+  closeWithGrace({ delay: config.REQUEST_TIMEOUT + 10_000 }, async ({ signal, err }) => {
     if (err !== undefined) app.log.error({ err }, 'shutting down after an uncaught error')
     else app.log.info({ signal }, 'shutting down')
     await app.close()

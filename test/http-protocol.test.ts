@@ -165,3 +165,43 @@ t.test('a body that does not arrive within REQUEST_TIMEOUT is a 408, and nothing
   }
   t.same(readStoredIds(databaseFile), [])
 })
+
+t.test('a request refused before its body arrived gets one answer and its connection closed', async (t) => {
+  const { open, databaseFile } = await startListening(t, { REQUEST_TIMEOUT: 300 })
+  const client = open()
+  client.write(request('POST', '/plants', { Host: 'plants.test', 'Content-Type': 'application/json', 'Content-Length': '100' }, '{"id":1'))
+  const responses = await client.received(1500)
+  t.same(responses.map((response) => response.statusCode), [401], 'no 408 follows the 401')
+  t.equal(responses[0]?.headers.connection, 'close')
+  t.same(readStoredIds(databaseFile), [])
+})
+
+t.test('CONNECT gets the same 405 or 404 as any other undeclared method', async (t) => {
+  const { open } = await startListening(t)
+  const onPlants = open()
+  onPlants.write(request('CONNECT', '/plants', { Host: 'plants.test' }))
+  const [notAllowed] = await onPlants.received()
+  t.equal(notAllowed?.statusCode, 405)
+  t.equal(notAllowed?.headers.allow, 'POST')
+  if (notAllowed !== undefined) checkAgainstSpec(t, 'CONNECT', '/plants', notAllowed)
+
+  const tunnel = open()
+  tunnel.write(request('CONNECT', 'example.com:443', { Host: 'example.com:443' }))
+  const [notFound] = await tunnel.received()
+  t.equal(notFound?.statusCode, 404)
+  t.same(JSON.parse(notFound?.body ?? '{}'), { error: 40401, message: 'no route for CONNECT example.com:443' })
+})
+
+t.test('100 Continue is not sent for a body that would be refused', async (t) => {
+  const { open } = await startListening(t, { BODY_LIMIT: 1024 })
+  const refusals: Array<[Record<string, string>, number]> = [
+    [{ 'Content-Type': 'text/plain', 'Content-Length': '10' }, 415],
+    [{ 'Content-Type': 'application/json', 'Content-Length': '5000' }, 413],
+  ]
+  for (const [headers, status] of refusals) {
+    const client = open()
+    client.write(request('POST', '/plants', { ...createHeaders(headers), Expect: '100-continue' }))
+    const responses = await client.received(1500)
+    t.same(responses.map((response) => response.statusCode), [status], `${headers['Content-Type']}, ${headers['Content-Length']} bytes`)
+  }
+})

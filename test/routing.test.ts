@@ -302,3 +302,10 @@ t.test('a 404 message names the path without its query string', async (t) => {
   const answer = await send({ method: 'GET', url: '/nope?access_token=secret-in-query' })
   t.same(answer.body, { error: 40401, message: 'no route for GET /nope' })
 })
+
+t.test('a percent-encoded path is routed as the router decodes it', async (t) => {
+  const { send } = await buildTestApp(t)
+  const answer = await send({ method: 'GET', url: '/pl%61nts' })
+  t.equal(answer.statusCode, 405)
+  t.equal(answer.headers.allow, 'POST')
+})

@@ -165,3 +165,21 @@ t.test('a port already in use stops start-up with exit code 1', async (t) => {
   t.equal(code, 1)
   t.match(stderr, /EADDRINUSE/)
 })
+
+t.test('SIGTERM does not wait for ever on a client whose body stalls', async (t) => {
+  const databaseFile = `${t.testdir()}/plants.db`
+  const server = await startServer(t, { DATABASE_URL: `sqlite:${databaseFile}`, API_TOKENS: configuredToken, REQUEST_TIMEOUT: '500' })
+  const socket = connect(server.port, '127.0.0.1')
+  t.teardown(() => { socket.destroy() })
+  socket.on('error', () => {})
+  socket.write([
+    'POST /plants HTTP/1.1', 'Host: 127.0.0.1', `Authorization: Bearer ${configuredToken}`,
+    'Content-Type: application/json', 'Content-Length: 100', '', '{"id":',
+  ].join('\r\n'))
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  const started = Date.now()
+  server.child.kill('SIGTERM')
+  t.equal(await server.exited, 0)
+  t.ok(Date.now() - started < 5000, `stopped in ${Date.now() - started} ms`)
+  t.notOk(existsSync(`${databaseFile}-wal`), 'the database was closed cleanly')
+})

@@ -4,7 +4,7 @@ import { createPlantHandler } from './create-plant.js'
 import type { OperationHandlers } from './operation-handler.js'
 import {
   getHealthHandler, getOpenApiJsonHandler, getOpenApiYamlHandler, getReadinessHandler,
-} from './operations-endpoints.js'
+} from './operational-endpoints.js'
 
 export interface HandlerDependencies {
   readonly store: PlantStore

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { type ServerResponse, STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
+import type { FastifyInstance } from 'fastify'
 import {
   type ApiError, HeaderFieldsTooLargeError, MalformedRequestError, RequestTimeoutError,
 } from '../errors/api-errors.js'
@@ -10,29 +11,33 @@ import { errorBody } from './error-response.js'
 // A request too malformed or too slow for Fastify to see (bad framing, oversized headers, the
 // request timeout) never reaches the error handler; it still gets the spec's Error body,
 // written straight to the socket.
-export function answerClientError (error: NodeJS.ErrnoException, socket: Socket): void {
+export function answerClientError (this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket): void {
   if (error.code === 'ECONNRESET' || error.code === 'EPIPE' || !socket.writable) {
     socket.destroy()
     return
   }
+  const apiError = toClientApiError(error)
+  const requestId = randomUUID()
+  this.log.info({ reqId: requestId, status: apiError.statusCode, code: apiError.code, err: error }, apiError.message)
   // A response still being prepared for an earlier request, received in full, goes out first:
   // written before it, this answer would be taken for that request's. When the request in
   // flight is the one at fault (its body timed out or broke off), it is answered at once.
   const responseInFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage
   if (responseInFlight?.req.complete === true && !responseInFlight.writableFinished) {
-    responseInFlight.once('finish', () => writeErrorResponse(error, socket))
+    responseInFlight.once('finish', () => writeRawErrorResponse(socket, apiError, requestId))
     responseInFlight.once('close', () => { if (!responseInFlight.writableFinished) socket.destroy() })
     return
   }
-  writeErrorResponse(error, socket)
+  writeRawErrorResponse(socket, apiError, requestId)
 }
 
-function writeErrorResponse (error: NodeJS.ErrnoException, socket: Socket): void {
+// An Error response written straight to a socket, which is then closed.
+export function writeRawErrorResponse (socket: Socket, apiError: ApiError, requestId: string): void {
   if (!socket.writable) return
-  const apiError = toClientApiError(error)
   const body = JSON.stringify(errorBody(apiError))
   const headers = {
-    ...commonResponseHeaders(randomUUID()),
+    ...commonResponseHeaders(requestId),
+    ...apiError.headers,
     'content-type': 'application/json; charset=utf-8',
     'content-length': String(Buffer.byteLength(body)),
     connection: 'close',

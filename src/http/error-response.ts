@@ -10,8 +10,11 @@ export function errorBody (apiError: ApiError): { error: number, message: string
 // The one way a failure leaves the service once Fastify has a request for it: mapped to the
 // spec's Error body, logged (5xx details go to the log only), with the common headers even
 // where Fastify's onSend hooks do not run (a URL that cannot be routed).
-export async function sendError (error: unknown, request: FastifyRequest, reply: FastifyReply, bodyLimit: number): Promise<FastifyReply> {
-  const apiError = toApiError(error, request, bodyLimit)
+export async function sendError (error: unknown, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const apiError = toApiError(error, request)
+  // Answered before its body arrived (refused credentials, 404, 405, 413, 415): the connection
+  // is closed, so the rest of the body is neither read nor answered a second time.
+  if (!request.raw.complete) reply.header('connection', 'close')
   if (apiError.statusCode >= 500) {
     request.log.error({ err: error }, 'request failed')
   } else {

@@ -21,7 +21,7 @@ interface FrameworkError {
 
 // The one place where a failure of any kind becomes a status, a code and a message that
 // openapi.yaml declares. What is not recognised here is an internal error.
-export function toApiError (error: unknown, request: FastifyRequest, bodyLimit: number): ApiError {
+export function toApiError (error: unknown, request: FastifyRequest): ApiError {
   if (error instanceof ApiError) return error
   if (error instanceof PlantConflictError) return new ConflictResponseError(error.message)
   if (error instanceof StoreUnavailableError) return new ServiceUnavailableError(error.message, error.retryAfterSeconds)
@@ -29,7 +29,7 @@ export function toApiError (error: unknown, request: FastifyRequest, bodyLimit: 
   const { code, statusCode, validation, validationContext = 'request' } = (error ?? {}) as FrameworkError
   if (validation !== undefined) return schemaViolation(validation, validationContext)
   switch (code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE': return new ContentTooLargeError(bodyLimit)
+    case 'FST_ERR_CTP_BODY_TOO_LARGE': return new ContentTooLargeError(request.routeOptions.bodyLimit)
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': return UnsupportedMediaTypeError.forContentType(request.headers['content-type'])
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH': return new MalformedRequestError('the body does not match its Content-Length')
     case 'FST_ERR_BAD_URL': return new MalformedRequestError('the URL cannot be decoded')

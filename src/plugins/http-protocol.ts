@@ -2,9 +2,14 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { MalformedRequestError } from '../errors/api-errors.js'
 
+export interface HttpProtocolOptions {
+  // Milliseconds a request may take to arrive in full.
+  readonly requestTimeout: number
+}
+
 // Parts of HTTP/1.1 that Node's server would otherwise answer on its own, with bodies the spec
 // does not declare, or before credentials are checked.
-async function httpProtocol (app: FastifyInstance): Promise<void> {
+async function httpProtocol (app: FastifyInstance, { requestTimeout }: HttpProtocolOptions): Promise<void> {
   // Node would send "100 Continue" before any hook runs, inviting an unauthenticated client to
   // upload its body; it is sent below, once onRequest (authentication, routing) has passed.
   app.server.on('checkContinue', (request, response) => app.server.emit('request', request, response))
@@ -18,10 +23,21 @@ async function httpProtocol (app: FastifyInstance): Promise<void> {
     }
   })
 
+  // Only a body that will be read is invited: a refused media type or a declared length over
+  // the limit is answered (415, 413) without the client sending it.
   app.addHook('preParsing', async (request, reply) => {
-    if (request.headers.expect?.toLowerCase() === '100-continue' && !reply.raw.headersSent) {
+    if (request.headers.expect?.toLowerCase() !== '100-continue' || reply.raw.headersSent) return
+    const mediaType = request.headers['content-type']?.split(';')[0]?.trim().toLowerCase()
+    const declaredLength = Number(request.headers['content-length'] ?? 0)
+    if (mediaType === 'application/json' && declaredLength <= request.routeOptions.bodyLimit) {
       reply.raw.writeContinue()
     }
+  })
+
+  // Node stops timing requests out once the server starts closing, so a client whose body
+  // stalls would hold shutdown open; its connection is cut after the usual time limit.
+  app.addHook('preClose', async () => {
+    setTimeout(() => app.server.closeAllConnections(), requestTimeout).unref()
   })
 }
 

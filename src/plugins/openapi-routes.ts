@@ -1,9 +1,13 @@
+import { randomUUID } from 'node:crypto'
+import type { IncomingMessage } from 'node:http'
+import type { Socket } from 'node:net'
 import fastifyAuth from '@fastify/auth'
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler, RouteHandlerMethod } from 'fastify'
 import fp from 'fastify-plugin'
 import openapiGlue from 'fastify-openapi-glue'
 import type { SecurityHandler } from '../auth/bearer-auth.js'
-import { MethodNotAllowedError, NotFoundError, SchemaViolationError } from '../errors/api-errors.js'
+import { type ApiError, MethodNotAllowedError, NotFoundError, SchemaViolationError } from '../errors/api-errors.js'
+import { writeRawErrorResponse } from '../http/client-error-response.js'
 import { markInt64Schemas } from '../spec/exact-int64.js'
 import {
   httpMethods, listOperations, securityOf, type LoadedOpenApiDocument, type OpenApiDocument,
@@ -82,27 +86,42 @@ async function requireBody (request: FastifyRequest): Promise<void> {
 
 // A request no operation matches: on a path the spec declares it is a 405 naming the methods
 // declared there, on any other path a 404. Both are decided in onRequest, before a body is
-// read, for every method, even those Fastify cannot route.
+// read, for every method Node parses, even those Fastify cannot route (CONNECT included).
 function answerUnroutedRequests (app: FastifyInstance, document: OpenApiDocument, basePath: string): void {
   const declaredPaths = Object.entries(document.paths).map(([path, pathItem]) => ({
     pattern: new RegExp(`^${escapeRegExp(basePath + path).replace(/\\{\w+\\}/g, '[^/]+')}$`),
     allowedMethods: httpMethods.filter((method) => pathItem[method] !== undefined).map((method) => method.toUpperCase()),
   }))
-  const unrouted = (request: FastifyRequest): Error => {
-    const path = request.url.split('?')[0] ?? ''
+  const unrouted = (method: string, url: string): ApiError => {
+    const path = routablePath(url)
     const declared = declaredPaths.find(({ pattern }) => pattern.test(path))
     return declared === undefined
-      ? new NotFoundError(request.method, path)
-      : new MethodNotAllowedError(request.method, declared.allowedMethods)
+      ? new NotFoundError(method, path)
+      : new MethodNotAllowedError(method, declared.allowedMethods)
   }
   app.addHook('onRequest', async (request) => {
-    if (request.is404) throw unrouted(request)
+    if (request.is404) throw unrouted(request.method, request.url)
   })
   // Never reached, since the hook above answers first; it makes this context, and so the
   // hook, the one Fastify uses for unrouted requests.
   app.setNotFoundHandler(async (request) => {
-    throw unrouted(request)
+    throw unrouted(request.method, request.url)
   })
+  // Node hands CONNECT to this event, not to Fastify, and would otherwise drop the connection.
+  app.server.on('connect', (request: IncomingMessage, socket: Socket) => {
+    writeRawErrorResponse(socket, unrouted('CONNECT', request.url ?? '/'), randomUUID())
+  })
+}
+
+// The path as the router sees it: without query or fragment, from an absolute-form URL too,
+// and with percent-escapes decoded (but for "/", which would change the path's segments).
+function routablePath (url: string): string {
+  const pathname = /^https?:\/\//i.test(url) ? new URL(url).pathname : url.split(/[?#]/)[0] ?? ''
+  try {
+    return decodeURI(pathname)
+  } catch {
+    return pathname
+  }
 }
 
 function escapeRegExp (text: string): string {
@@ -118,4 +137,9 @@ function describe ({ method, path, operation }: OperationEntry): string {
   return `${method.toUpperCase()} ${path} (${operation.operationId ?? 'no operationId'})`
 }
 
-export default fp(openApiRoutes, { name: 'openapi-routes', fastify: '5.x' })
+// The hooks of http-protocol (the Host check) run before the 404/405 decision made here.
+export default fp(openApiRoutes, {
+  name: 'openapi-routes',
+  fastify: '5.x',
+  dependencies: ['error-responses', 'response-headers', 'http-protocol', 'json-body'],
+})

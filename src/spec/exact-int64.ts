@@ -1,5 +1,5 @@
 import type { Ajv, SchemaValidateFunction } from 'ajv'
-import { readInt64 } from '../json/json-integer.js'
+import { type Int64Reading, readInt64 } from '../json/json-integer.js'
 
 // `format: int64` in openapi.yaml means every integer from -2^63 to 2^63-1, exactly. The
 // validator sees doubles, which hold only 2^53 exactly, so each int64 schema gets this keyword
@@ -7,7 +7,7 @@ import { readInt64 } from '../json/json-integer.js'
 // out of range. A new int64 field in the spec is checked with no code change.
 export const exactInt64Keyword = 'x-exact-int64'
 
-export type Int64Problem = 'not-an-integer' | 'out-of-range'
+export type Int64Problem = Exclude<Int64Reading, bigint>
 
 // A copy of the document with the keyword beside every `format: int64`.
 export function markInt64Schemas<T> (document: T): T {
@@ -27,9 +27,13 @@ export function markInt64Schemas<T> (document: T): T {
 
 // Ajv plugin: registers the keyword. Its errors carry `params.problem`.
 export function addExactInt64Keyword (ajv: Ajv): Ajv {
-  const validate: SchemaValidateFunction = (enabled: boolean, _data, _schema, context) => {
-    if (!enabled || context === undefined) return true
-    const reading = readInt64(context.parentData as object, context.parentDataProperty)
+  const validate: SchemaValidateFunction = (enabled: boolean, data: number, _schema, context) => {
+    if (!enabled) return true
+    // A number with no parent (a whole body that is one number) has no source text kept: only
+    // a safe integer can be trusted there.
+    const reading = context?.parentData === undefined
+      ? (Number.isSafeInteger(data) ? BigInt(data) : 'not-an-integer')
+      : readInt64(context.parentData as object, context.parentDataProperty)
     if (typeof reading === 'bigint') return true
     const problem: Int64Problem = reading
     validate.errors = [{

@@ -20,20 +20,32 @@ interface StoredRow {
 // Failures that say "not now" rather than "never": the request may be retried.
 const transientErrorCodes = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|PROTOCOL)/
 
+// The file (and its folder) created if need be, configured and migrated; closed again if any
+// of that fails, so a store that cannot start leaves no handle open.
+function openDatabase (filename: string, busyTimeoutMs: number): Database {
+  mkdirSync(dirname(filename), { recursive: true })
+  const database = new Database(filename, { timeout: busyTimeoutMs })
+  try {
+    // WAL with synchronous=FULL fsyncs the log on every commit, so an acknowledged create
+    // survives a process crash and a power loss.
+    database.pragma('journal_mode = WAL')
+    database.pragma('synchronous = FULL')
+    database.defaultSafeIntegers(true)
+    applySqliteMigrations(database)
+    return database
+  } catch (error) {
+    database.close()
+    throw error
+  }
+}
+
 export class SqlitePlantStore implements PlantStore {
   private readonly database: Database
   private readonly insertOrCompare: (plant: PlantRecord) => CreatePlantOutcome
   private readonly readMigrationVersion: () => unknown
 
   constructor ({ filename, busyTimeoutMs = 250 }: SqlitePlantStoreOptions) {
-    mkdirSync(dirname(filename), { recursive: true })
-    this.database = new Database(filename, { timeout: busyTimeoutMs })
-    // WAL with synchronous=FULL fsyncs the log on every commit, so an acknowledged create
-    // survives a process crash and a power loss.
-    this.database.pragma('journal_mode = WAL')
-    this.database.pragma('synchronous = FULL')
-    this.database.defaultSafeIntegers(true)
-    applySqliteMigrations(this.database)
+    this.database = openDatabase(filename, busyTimeoutMs)
 
     const insert = this.database.prepare(
       'INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING')
