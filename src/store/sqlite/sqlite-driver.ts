@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module'
 import type BetterSqlite3 from 'better-sqlite3'
 
-// better-sqlite3 13 is built on Node-API and ships its own binaries, but needs Node 22 or later.
+// better-sqlite3 13 is built on Node-API, so one build serves every Node version from 22 on.
 // On Node 20, better-sqlite3 12 is loaded instead (installed as better-sqlite3-node20 and
 // compiled at install time). 12 must not run on Node 24: its ObjectWrap destructor aborts the
 // process when the garbage collector frees a statement. Both have the same API and types.
