@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify'
 import {
-  ApiError, ConflictResponseError, ContentTooLargeError, Int64OutOfRangeError, InternalError, MalformedRequestError, SchemaViolationError, ServiceUnavailableError, UnsupportedMediaTypeError,
+  ApiError, ConflictResponseError, ContentTooLargeError, Int64OutOfRangeError, InternalError,
+  MalformedRequestError, SchemaViolationError, ServiceUnavailableError, UnsupportedMediaTypeError,
 } from '../errors/api-errors.js'
 import { exactInt64Keyword } from '../spec/exact-int64.js'
 import { PlantConflictError, StoreUnavailableError } from '../store/store-errors.js'
