@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { MalformedRequestError } from '../errors/api-errors.js'
+import { contentTypeRefusal } from '../http/json-content-type.js'
 
 export interface HttpProtocolOptions {
   // Milliseconds a request may take to arrive in full.
@@ -27,9 +28,8 @@ async function httpProtocol (app: FastifyInstance, { requestTimeout }: HttpProto
   // the limit is answered (415, 413) without the client sending it.
   app.addHook('preParsing', async (request, reply) => {
     if (request.headers.expect?.toLowerCase() !== '100-continue' || reply.raw.headersSent) return
-    const mediaType = request.headers['content-type']?.split(';')[0]?.trim().toLowerCase()
     const declaredLength = Number(request.headers['content-length'] ?? 0)
-    if (mediaType === 'application/json' && declaredLength <= request.routeOptions.bodyLimit) {
+    if (contentTypeRefusal(request.headers) === undefined && declaredLength <= request.routeOptions.bodyLimit) {
       reply.raw.writeContinue()
     }
   })

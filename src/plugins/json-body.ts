@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { InvalidTextError, UnsupportedMediaTypeError } from '../errors/api-errors.js'
+import { InvalidTextError } from '../errors/api-errors.js'
+import { contentTypeRefusal } from '../http/json-content-type.js'
 import { parseJsonExactly } from '../json/parse-json-exactly.js'
 
-const charsetParameter = /;\s*charset\s*=\s*"?([^";\s]*)"?/gi
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
 // application/json, with charset=utf-8 or none and no content coding, is the only body the
@@ -12,15 +12,9 @@ const utf8 = new TextDecoder('utf-8', { fatal: true })
 async function jsonBody (app: FastifyInstance): Promise<void> {
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-    const contentType = request.headers['content-type']
-    const charsets = [...(contentType ?? '').matchAll(charsetParameter)].map((match) => String(match[1]).toLowerCase())
-    if (charsets.some((charset) => charset !== 'utf-8')) {
-      done(UnsupportedMediaTypeError.forContentType(contentType), undefined)
-      return
-    }
-    const encoding = request.headers['content-encoding']
-    if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
-      done(new UnsupportedMediaTypeError(`the body must not be encoded, but its Content-Encoding is ${JSON.stringify(encoding)}`), undefined)
+    const refusal = contentTypeRefusal(request.headers)
+    if (refusal !== undefined) {
+      done(refusal, undefined)
       return
     }
     let text: string
