@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { Database } from '../../src/store/sqlite/sqlite-driver.js'
 import { SqlitePlantStore } from '../../src/store/sqlite/sqlite-plant-store.js'
 import { StoreUnavailableError } from '../../src/store/store-errors.js'
@@ -47,12 +47,18 @@ t.test('plants survive closing and reopening the file', async (t) => {
   t.same(await second.createPlant({ id: 2n ** 62n, name: 'Fern' }), { plant: { id: 2n ** 62n, name: 'Fern' }, created: false })
 })
 
-t.test('a write lock held elsewhere for longer than the busy timeout is StoreUnavailableError', async (t) => {
+// A store with a short busy timeout, and a second connection to its file that can hold locks.
+function storeBesideAnotherConnection (t: Test): { store: SqlitePlantStore, other: Database } {
   const filename = `${t.testdir()}/plants.db`
   const store = new SqlitePlantStore({ filename, busyTimeoutMs: 50 })
   t.teardown(() => store.close())
   const other = new Database(filename)
   t.teardown(() => other.close())
+  return { store, other }
+}
+
+t.test('a write lock held elsewhere for longer than the busy timeout is StoreUnavailableError', async (t) => {
+  const { store, other } = storeBesideAnotherConnection(t)
   other.exec('BEGIN IMMEDIATE')
   await t.rejects(store.createPlant({ id: 1n, name: 'Fern' }), StoreUnavailableError)
   other.exec('ROLLBACK')
@@ -60,11 +66,7 @@ t.test('a write lock held elsewhere for longer than the busy timeout is StoreUna
 })
 
 t.test('a store that cannot take the write lock is not ready, and is ready again once it can', async (t) => {
-  const filename = `${t.testdir()}/plants.db`
-  const store = new SqlitePlantStore({ filename, busyTimeoutMs: 50 })
-  t.teardown(() => store.close())
-  const other = new Database(filename)
-  t.teardown(() => other.close())
+  const { store, other } = storeBesideAnotherConnection(t)
   other.exec('BEGIN IMMEDIATE')
   await t.rejects(store.checkReady(), StoreUnavailableError)
   other.exec('ROLLBACK')
