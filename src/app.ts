@@ -74,7 +74,7 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
     },
   })
 
-  const store = dependencies.store ?? openPlantStore(config.DATABASE_URL)
+  const store = dependencies.store ?? await openPlantStore(config, app.log)
   try {
     await app.register(plantStore, { store })
     await app.register(errorResponses)

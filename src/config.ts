@@ -14,8 +14,12 @@ export const ConfigSchema = Type.Object({
     description: 'a host name or IP address to listen on',
   }),
   DATABASE_URL: Type.String({
-    pattern: '^sqlite:.+$', default: 'sqlite:./data/plants.db',
-    description: '"sqlite:<path>" (the file and its folder are created on first start)',
+    pattern: '^(sqlite:.+|postgres(ql)?://.+)$', default: 'sqlite:./data/plants.db',
+    description: '"sqlite:<path>" (the file and its folder are created on first start) or "postgres://user@host:port/database"',
+  }),
+  DATABASE_POOL_SIZE: Type.Integer({
+    minimum: 1, maximum: 1000, default: 10,
+    description: 'the most connections one instance opens to PostgreSQL, an integer from 1 to 1000',
   }),
   API_TOKENS: Type.String({
     pattern: `^\\s*(${token68Source})?\\s*(,\\s*(${token68Source})?\\s*)*$`, default: '',
@@ -62,9 +66,16 @@ export function loadConfig (environment: Readonly<Record<string, string | undefi
   const problems = new Map<string, string>()
   for (const error of Value.Errors(ConfigSchema, candidate)) {
     const name = error.path.slice(1)
-    problems.set(name, `${name}=${JSON.stringify(environment[name])} is not valid: expected ${properties[name]?.description}`)
+    problems.set(name, `${name}=${shownValue(name, environment[name])} is not valid: expected ${properties[name]?.description}`)
   }
   throw new ConfigError([...problems.values()])
+}
+
+// Start-up errors end up in logs: a bad token list is not repeated, nor a database password.
+function shownValue (name: string, value: string | undefined): string {
+  if (name === 'API_TOKENS') return '(not shown)'
+  if (name === 'DATABASE_URL') return JSON.stringify(value?.replace(/(\/\/[^/:@]*):[^/@]*@/, '$1:***@'))
+  return JSON.stringify(value)
 }
 
 // Only plain decimal digits become an integer: "3000.5", "0x10" and "1e3" stay strings and

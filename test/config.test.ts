@@ -6,6 +6,7 @@ t.test('an empty environment gives the documented defaults', async (t) => {
     PORT: 3000,
     HOST: '127.0.0.1',
     DATABASE_URL: 'sqlite:./data/plants.db',
+    DATABASE_POOL_SIZE: 10,
     API_TOKENS: '',
     LOG_LEVEL: 'info',
     BASE_PATH: '',
@@ -16,13 +17,21 @@ t.test('an empty environment gives the documented defaults', async (t) => {
 
 t.test('settings are read from their variables and converted to their types', async (t) => {
   const config = loadConfig({
-    PORT: '8080', HOST: '0.0.0.0', DATABASE_URL: 'sqlite:/var/lib/plants.db', API_TOKENS: 'a,b',
+    PORT: '8080', HOST: '0.0.0.0', DATABASE_URL: 'sqlite:/var/lib/plants.db', DATABASE_POOL_SIZE: '20', API_TOKENS: 'a,b',
     LOG_LEVEL: 'debug', BASE_PATH: '/api/v1', BODY_LIMIT: '1024', REQUEST_TIMEOUT: '5000', UNRELATED: 'ignored',
   })
   t.same(config, {
-    PORT: 8080, HOST: '0.0.0.0', DATABASE_URL: 'sqlite:/var/lib/plants.db', API_TOKENS: 'a,b',
+    PORT: 8080, HOST: '0.0.0.0', DATABASE_URL: 'sqlite:/var/lib/plants.db', DATABASE_POOL_SIZE: 20, API_TOKENS: 'a,b',
     LOG_LEVEL: 'debug', BASE_PATH: '/api/v1', BODY_LIMIT: 1024, REQUEST_TIMEOUT: 5000,
   })
+})
+
+t.test('DATABASE_URL takes a SQLite file or a PostgreSQL URL', async (t) => {
+  for (const url of [
+    'sqlite:plants.db', 'postgres://plants@db.internal:5432/plants', 'postgresql://plants:secret@127.0.0.1/plants?sslmode=require',
+  ]) {
+    t.equal(loadConfig({ DATABASE_URL: url }).DATABASE_URL, url)
+  }
 })
 
 t.test('an empty variable takes the default', async (t) => {
@@ -31,7 +40,8 @@ t.test('an empty variable takes the default', async (t) => {
 
 const badValues: Array<[string, string]> = [
   ['PORT', 'abc'], ['PORT', '70000'], ['PORT', '3000.5'], ['DATABASE_URL', 'mysql://localhost/plants'],
-  ['DATABASE_URL', 'sqlite:'], ['LOG_LEVEL', 'loud'], ['BASE_PATH', 'api'], ['BASE_PATH', '/api/'],
+  ['DATABASE_URL', 'sqlite:'], ['DATABASE_URL', 'postgres:plants'],
+  ['DATABASE_POOL_SIZE', '0'], ['DATABASE_POOL_SIZE', 'many'], ['LOG_LEVEL', 'loud'], ['BASE_PATH', 'api'], ['BASE_PATH', '/api/'],
   ['BODY_LIMIT', '10'], ['BODY_LIMIT', 'lots'], ['REQUEST_TIMEOUT', '0'], ['API_TOKENS', 'a token with spaces;'],
 ]
 for (const [name, value] of badValues) {
@@ -65,4 +75,15 @@ t.test('API_TOKENS refuses a token that could never be sent as a bearer token', 
     t.throws(() => loadConfig({ API_TOKENS: tokens }), ConfigError, tokens)
   }
   t.equal(loadConfig({ API_TOKENS: ' one-token , two+/token== ,, ' }).API_TOKENS, ' one-token , two+/token== ,, ')
+})
+
+t.test('a refused setting does not repeat tokens or a database password', async (t) => {
+  t.throws(() => loadConfig({ API_TOKENS: 'secret-one,not a token' }), { message: /API_TOKENS=\(not shown\) is not valid/ })
+  t.throws(() => loadConfig({ DATABASE_URL: 'mysql://plants:hunter2@db/plants' }),
+    { message: /DATABASE_URL="mysql:\/\/plants:\*\*\*@db\/plants" is not valid/ })
+  try {
+    loadConfig({ API_TOKENS: 'secret-one,not a token', DATABASE_URL: 'mysql://plants:hunter2@db/plants' })
+  } catch (error) {
+    t.notMatch(String(error), /secret-one|hunter2/)
+  }
 })

@@ -39,6 +39,7 @@ export async function buildTestApp (
   const databaseFile = join(folder, 'plants.db')
   const config: AppConfig = {
     DATABASE_URL: `sqlite:${databaseFile}`,
+    DATABASE_POOL_SIZE: 4,
     API_TOKENS: `${testToken},${otherTestToken}`,
     LOG_LEVEL: 'silent',
     BASE_PATH: '',

@@ -2,6 +2,7 @@ import t from 'tap'
 import { loadOpenApiDocument } from '../src/spec/openapi-document.js'
 import { readStoredPlants } from './stored-plants.js'
 import { buildTestApp, testToken } from './helper.js'
+import { testOnEveryBackend } from './test-databases.js'
 
 // How POST /plants reads its body: exact JSON, exact int64 ids, no type coercion, and the
 // Error codes of openapi.yaml's table for every way a body can be wrong. Rejected requests
@@ -76,14 +77,14 @@ t.test('no type coercion of tag', async (t) => {
   t.same(readStoredPlants(databaseFile), [{ id: 1n, name: 'Fern', tag: '5' }])
 })
 
-t.test('an id written as 1.0, 1e3 or -0 is an integer and is stored as one', async (t) => {
-  const { createPlant, databaseFile } = await buildTestApp(t)
+testOnEveryBackend(t, 'an id written as 1.0, 1e3 or -0 is an integer and is stored as one', async (t, database) => {
+  const { createPlant } = await buildTestApp(t, { DATABASE_URL: database.url })
   for (const [text, name] of [['1.0', 'One'], ['1e3', 'Thousand'], ['-0', 'Zero']] as const) {
     const created = await createPlant(`{"id":${text},"name":"${name}"}`)
     t.equal(created.statusCode, 200, text)
     t.same(created.body, { name })
   }
-  t.same(readStoredPlants(databaseFile), [
+  t.same(await database.readStoredPlants(), [
     { id: 0n, name: 'Zero', tag: null },
     { id: 1n, name: 'One', tag: null },
     { id: 1000n, name: 'Thousand', tag: null },
@@ -93,15 +94,15 @@ t.test('an id written as 1.0, 1e3 or -0 is an integer and is stored as one', asy
   t.equal((await createPlant('{"id":0,"name":"Other"}')).statusCode, 409, '0 is the plant that -0 created')
 })
 
-t.test('the int64 boundaries are stored exactly', async (t) => {
-  const { createPlant, databaseFile } = await buildTestApp(t)
+testOnEveryBackend(t, 'the int64 boundaries are stored exactly', async (t, database) => {
+  const { createPlant } = await buildTestApp(t, { DATABASE_URL: database.url })
   const lowest = await createPlant('{"id":-9223372036854775808,"name":"Lowest"}')
   t.equal(lowest.statusCode, 200)
   t.same(lowest.body, { name: 'Lowest' })
   const highest = await createPlant('{"id":9223372036854775807,"name":"Highest","tag":"edge"}')
   t.equal(highest.statusCode, 200)
   t.same(highest.body, { name: 'Highest', tag: 'edge' })
-  t.same(readStoredPlants(databaseFile), [
+  t.same(await database.readStoredPlants(), [
     { id: -9223372036854775808n, name: 'Lowest', tag: null },
     { id: 9223372036854775807n, name: 'Highest', tag: 'edge' },
   ])
@@ -112,18 +113,18 @@ t.test('the int64 boundaries are stored exactly', async (t) => {
   t.equal(conflict.statusCode, 409)
   t.same(conflict.body, { error: 40901, message: 'a plant with id 9223372036854775807 already exists with a different name or tag' },
     'the conflict names the id exactly')
-  t.equal(readStoredPlants(databaseFile).length, 2, 'the conflict stored nothing')
+  t.equal((await database.readStoredPlants()).length, 2, 'the conflict stored nothing')
 })
 
-t.test('two ids that differ only above 2^53 are two different plants', async (t) => {
-  const { createPlant, databaseFile } = await buildTestApp(t)
+testOnEveryBackend(t, 'two ids that differ only above 2^53 are two different plants', async (t, database) => {
+  const { createPlant } = await buildTestApp(t, { DATABASE_URL: database.url })
   t.equal((await createPlant('{"id":9007199254740993,"name":"Odd"}')).statusCode, 200)
   t.equal((await createPlant('{"id":9007199254740992,"name":"Even"}')).statusCode, 200)
   const expectedRows = [
     { id: 9007199254740992n, name: 'Even', tag: null },
     { id: 9007199254740993n, name: 'Odd', tag: null },
   ]
-  t.same(readStoredPlants(databaseFile), expectedRows)
+  t.same(await database.readStoredPlants(), expectedRows)
 
   t.equal((await createPlant('{"id":9007199254740993,"name":"Odd"}')).statusCode, 200, 'a replay of 2^53+1 with its own name')
   t.equal((await createPlant('{"id":9007199254740992,"name":"Even"}')).statusCode, 200, 'a replay of 2^53 with its own name')
@@ -133,22 +134,22 @@ t.test('two ids that differ only above 2^53 are two different plants', async (t)
   const evenAsOdd = await createPlant('{"id":9007199254740992,"name":"Odd"}')
   t.equal(evenAsOdd.statusCode, 409, '2^53 with the name of 2^53+1')
   t.same(evenAsOdd.body, { error: 40901, message: 'a plant with id 9007199254740992 already exists with a different name or tag' })
-  t.same(readStoredPlants(databaseFile), expectedRows, 'the conflicts changed nothing')
+  t.same(await database.readStoredPlants(), expectedRows, 'the conflicts changed nothing')
 })
 
-t.test('an id outside the int64 range is a 40004', async (t) => {
-  const { createPlant, databaseFile } = await buildTestApp(t)
+testOnEveryBackend(t, 'an id outside the int64 range is a 40004', async (t, database) => {
+  const { createPlant } = await buildTestApp(t, { DATABASE_URL: database.url })
   t.equal((await createPlant('{"id":9223372036854775807,"name":"Highest"}')).statusCode, 200)
   for (const id of ['9223372036854775808', '-9223372036854775809', '1e19', '1e400', '-1e400']) {
     const response = await createPlant(`{"id":${id},"name":"Out of range"}`)
     t.equal(response.statusCode, 400, id)
     t.same(response.body, { error: 40004, message: int64RangeMessage }, id)
   }
-  t.same(readStoredPlants(databaseFile), [{ id: 9223372036854775807n, name: 'Highest', tag: null }], 'nothing stored, nothing changed')
+  t.same(await database.readStoredPlants(), [{ id: 9223372036854775807n, name: 'Highest', tag: null }], 'nothing stored, nothing changed')
 })
 
-t.test('a NUL character is not text', async (t) => {
-  const { createPlant, databaseFile } = await buildTestApp(t)
+testOnEveryBackend(t, 'a NUL character is not text', async (t, database) => {
+  const { createPlant } = await buildTestApp(t, { DATABASE_URL: database.url })
   const cases: ReadonlyArray<[string, string]> = [
     ['{"id":1,"name":"a\\u0000b"}', 'body.name contains a NUL character'],
     ['{"id":1,"name":"\\u0000"}', 'body.name contains a NUL character'],
@@ -160,11 +161,11 @@ t.test('a NUL character is not text', async (t) => {
     t.equal(response.statusCode, 400, body)
     t.same(response.body, { error: 40002, message }, body)
   }
-  t.same(readStoredPlants(databaseFile), [])
+  t.same(await database.readStoredPlants(), [])
 })
 
-t.test('a lone surrogate is not text', async (t) => {
-  const { createPlant, databaseFile } = await buildTestApp(t)
+testOnEveryBackend(t, 'a lone surrogate is not text', async (t, database) => {
+  const { createPlant } = await buildTestApp(t, { DATABASE_URL: database.url })
   const cases: ReadonlyArray<[string, string]> = [
     ['{"id":1,"name":"\\ud800"}', 'body.name contains a lone surrogate'],
     ['{"id":1,"name":"\\udc00x"}', 'body.name contains a lone surrogate'],
@@ -178,18 +179,18 @@ t.test('a lone surrogate is not text', async (t) => {
     t.equal(response.statusCode, 400, body)
     t.same(response.body, { error: 40002, message }, body)
   }
-  t.same(readStoredPlants(databaseFile), [])
+  t.same(await database.readStoredPlants(), [])
 })
 
-t.test('a surrogate pair is text and is stored exactly', async (t) => {
-  const { createPlant, databaseFile } = await buildTestApp(t)
+testOnEveryBackend(t, 'a surrogate pair is text and is stored exactly', async (t, database) => {
+  const { createPlant } = await buildTestApp(t, { DATABASE_URL: database.url })
   const escaped = await createPlant('{"id":1,"name":"\\ud83c\\udf35","tag":"\\uD83C\\uDF35 cactus"}')
   t.equal(escaped.statusCode, 200)
   t.same(escaped.body, { name: '🌵', tag: '🌵 cactus' })
   const raw = await createPlant('{"id":2,"name":"🌵 Saguaro","tag":"日本"}')
   t.equal(raw.statusCode, 200)
   t.same(raw.body, { name: '🌵 Saguaro', tag: '日本' })
-  t.same(readStoredPlants(databaseFile), [
+  t.same(await database.readStoredPlants(), [
     { id: 1n, name: '\u{1F335}', tag: '\u{1F335} cactus' },
     { id: 2n, name: '\u{1F335} Saguaro', tag: '\u65E5\u672C' },
   ])

@@ -10,6 +10,13 @@ export interface PlantStoreOptions {
 // app's: it closes after the server has stopped taking requests and the in-flight ones have
 // finished.
 async function plantStore (app: FastifyInstance, { store }: PlantStoreOptions): Promise<void> {
+  // A database that is not reachable yet does not stop start-up (requests get a 503 until it
+  // is), but the operator is told at once rather than at the first failed request.
+  app.addHook('onReady', async () => {
+    await store.checkReady().catch((error: unknown) => {
+      app.log.warn({ err: error }, 'the store is not ready yet: requests get 503 until it is')
+    })
+  })
   app.addHook('onClose', async () => store.close())
 }
 

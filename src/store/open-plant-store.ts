@@ -1,11 +1,30 @@
 import type { PlantStore } from './plant-store.js'
+import { PostgresPlantStore } from './postgres/postgres-plant-store.js'
 import { SqlitePlantStore } from './sqlite/sqlite-plant-store.js'
 
+export interface PlantStoreSettings {
+  readonly DATABASE_URL: string
+  readonly DATABASE_POOL_SIZE: number
+}
+
+export interface PlantStoreLogger {
+  warn (details: object, message: string): void
+}
+
 // DATABASE_URL picks the backend: `sqlite:<path>` is a SQLite file, relative to the working
-// directory. The config schema has already refused any other form.
-export function openPlantStore (databaseUrl: string): PlantStore {
+// directory; `postgres://` or `postgresql://` is a PostgreSQL database. The config schema has
+// already refused any other form.
+export async function openPlantStore (settings: PlantStoreSettings, logger: PlantStoreLogger): Promise<PlantStore> {
+  const { DATABASE_URL: databaseUrl } = settings
   if (databaseUrl.startsWith('sqlite:')) {
     return new SqlitePlantStore({ filename: databaseUrl.slice('sqlite:'.length) })
   }
-  throw new Error(`unsupported DATABASE_URL: ${databaseUrl}`)
+  if (/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    return PostgresPlantStore.open({
+      connectionString: databaseUrl,
+      poolSize: settings.DATABASE_POOL_SIZE,
+      onIdleConnectionError: (error) => logger.warn({ err: error }, 'an idle PostgreSQL connection failed and was dropped'),
+    })
+  }
+  throw new Error('unsupported DATABASE_URL')
 }

@@ -1,0 +1,37 @@
+import pg from 'pg'
+
+// SQLSTATEs that say "not now" rather than "never": the same request may succeed later.
+const transientSqlStates = new Set([
+  '40001', // serialization_failure
+  '40P01', // deadlock_detected
+  '55P03', // lock_not_available
+  '57014', // query_canceled: statement_timeout
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now: starting up or in recovery
+  '25006', // read_only_sql_transaction: a failover left us on a standby for now
+])
+const transientSqlStateClasses = new Set([
+  '08', // connection_exception
+  '53', // insufficient_resources: too many connections, disk full, out of memory
+])
+
+// What the driver and the pool say when the connection itself failed, timed out or was cut.
+const connectionFailureMessages = [
+  'Connection terminated',
+  'timeout exceeded when trying to connect',
+  'Query read timeout',
+  'Client has encountered a connection error',
+]
+
+export function isTransientPostgresError (error: unknown): boolean {
+  if (error instanceof pg.DatabaseError) {
+    const sqlState = error.code ?? ''
+    return transientSqlStates.has(sqlState) || transientSqlStateClasses.has(sqlState.slice(0, 2))
+  }
+  if (!(error instanceof Error)) return false
+  // Socket errors from Node: ECONNREFUSED, ECONNRESET, ETIMEDOUT, EHOSTUNREACH, ENOTFOUND, ...
+  const systemCode = (error as NodeJS.ErrnoException).code
+  if (typeof systemCode === 'string' && /^E[A-Z_]+$/.test(systemCode)) return true
+  return connectionFailureMessages.some((message) => error.message.startsWith(message))
+}

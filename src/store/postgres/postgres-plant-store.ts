@@ -1,0 +1,132 @@
+import pg from 'pg'
+import { parseIntoClientConfig } from 'pg-connection-string'
+import type { CreatePlantOutcome, PlantRecord, PlantStore } from '../plant-store.js'
+import { PlantConflictError, StoreUnavailableError } from '../store-errors.js'
+import { isTransientPostgresError } from './postgres-errors.js'
+import { applyPostgresMigrations } from './postgres-migrations.js'
+
+export interface PostgresPlantStoreOptions {
+  // A postgres:// URL; `?options=-c search_path=<schema>` puts the tables in a schema of their own.
+  readonly connectionString: string
+  readonly poolSize: number
+  // How long a request waits for a connection (a free one in the pool, or a new one) before
+  // it gets a 503: an unreachable database must not leave requests hanging.
+  readonly connectTimeoutMs?: number
+  // The server cancels a statement after this long; the client gives up on a silent
+  // connection a little later, in case the server cannot even say so.
+  readonly statementTimeoutMs?: number
+  // An idle connection that breaks (the server restarted) is dropped and replaced; this is told.
+  readonly onIdleConnectionError?: (error: Error) => void
+}
+
+interface StoredRow {
+  name: string
+  tag: string | null
+}
+
+// Named statements are prepared once per connection by the driver and reused after that.
+const insertPlant = 'INSERT INTO plants (id, name, tag) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING'
+const selectPlant = 'SELECT name, tag FROM plants WHERE id = $1'
+const selectReadiness = 'SELECT max(version) AS version, pg_is_in_recovery() AS in_recovery FROM schema_migrations'
+
+export class PostgresPlantStore implements PlantStore {
+  private readonly pool: pg.Pool
+  private migrated = false
+  private migrationInFlight: Promise<void> | undefined
+  private closed = false
+
+  // The store is returned even while the database is unreachable: requests get a 503 and the
+  // migrations are tried again by the next request or readiness check, so the service starts
+  // in any order with its database and recovers by itself. Any other failure stops start-up.
+  static async open (options: PostgresPlantStoreOptions): Promise<PostgresPlantStore> {
+    const store = new PostgresPlantStore(options)
+    try {
+      await store.ensureMigrated()
+    } catch (error) {
+      if (!isTransientPostgresError(error)) {
+        await store.close()
+        throw error
+      }
+    }
+    return store
+  }
+
+  private constructor ({
+    connectionString, poolSize, connectTimeoutMs = 2000, statementTimeoutMs = 5000, onIdleConnectionError,
+  }: PostgresPlantStoreOptions) {
+    const fromUrl = parseIntoClientConfig(connectionString)
+    this.pool = new pg.Pool({
+      application_name: 'plant-store',
+      ...fromUrl,
+      // A 200 is sent only after the commit is durable, whatever the server or role default.
+      options: [fromUrl.options, '-c synchronous_commit=on'].filter(Boolean).join(' '),
+      max: poolSize,
+      connectionTimeoutMillis: connectTimeoutMs,
+      statement_timeout: statementTimeoutMs,
+      query_timeout: statementTimeoutMs + 1000,
+      keepAlive: true,
+    })
+    // Without a listener, an idle connection that breaks would crash the process.
+    this.pool.on('error', (error) => onIdleConnectionError?.(error))
+  }
+
+  async createPlant (plant: PlantRecord): Promise<CreatePlantOutcome> {
+    return this.translateErrors(async () => {
+      await this.ensureMigrated()
+      const id = plant.id.toString()
+      const inserted = await this.pool.query({ name: 'insert-plant', text: insertPlant, values: [id, plant.name, plant.tag ?? null] })
+      if (inserted.rowCount === 1) return { plant, created: true }
+      // The id was taken. A statement of its own sees the row even if it was committed after
+      // the insert began, which a CTE in the insert (sharing its snapshot) might not.
+      const stored = await this.pool.query<StoredRow>({ name: 'select-plant', text: selectPlant, values: [id] })
+      const row = stored.rows[0]
+      // Plants are never deleted, so a taken id always has a row.
+      if (row === undefined) throw new Error(`plant ${id} was neither inserted nor found`)
+      if (row.name !== plant.name || row.tag !== (plant.tag ?? null)) throw new PlantConflictError(plant.id)
+      return { plant, created: false }
+    })
+  }
+
+  // Ready means migrated and connected to a server that takes writes (not a standby).
+  async checkReady (): Promise<void> {
+    await this.translateErrors(async () => {
+      await this.ensureMigrated()
+      const { rows } = await this.pool.query<{ in_recovery: boolean }>({ name: 'select-readiness', text: selectReadiness })
+      if (rows[0]?.in_recovery !== false) throw new StoreUnavailableError(1)
+    })
+  }
+
+  async close (): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    await this.pool.end()
+  }
+
+  private async ensureMigrated (): Promise<void> {
+    if (this.migrated) return
+    this.migrationInFlight ??= this.migrate().finally(() => { this.migrationInFlight = undefined })
+    await this.migrationInFlight
+  }
+
+  private async migrate (): Promise<void> {
+    const client = await this.pool.connect()
+    try {
+      await applyPostgresMigrations(client)
+      this.migrated = true
+      client.release()
+    } catch (error) {
+      // A connection that failed mid-migration is not put back into the pool.
+      client.release(error instanceof Error ? error : true)
+      throw error
+    }
+  }
+
+  private async translateErrors<T> (operation: () => Promise<T>): Promise<T> {
+    try {
+      return await operation()
+    } catch (error) {
+      if (isTransientPostgresError(error)) throw new StoreUnavailableError(1, { cause: error })
+      throw error
+    }
+  }
+}

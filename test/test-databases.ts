@@ -1,0 +1,77 @@
+import { randomBytes } from 'node:crypto'
+import pg from 'pg'
+import type { Test } from 'tap'
+import { readStoredPlants as readSqlitePlants, type StoredPlantRow } from './stored-plants.js'
+
+// The PostgreSQL server the tests use: each test gets a schema of its own on it, dropped when
+// the test ends, so runs and parallel test files never see each other's data.
+export const testPostgresUrl = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+
+// A developer without PostgreSQL sees the PostgreSQL tests skipped with this reason. CI sets
+// CI=true and never skips them: there, an unreachable server fails the tests instead.
+export const postgresSkipReason: string | false = process.env.CI === 'true' ? false : await probePostgres()
+
+async function probePostgres (): Promise<string | false> {
+  const client = new pg.Client({ connectionString: testPostgresUrl, connectionTimeoutMillis: 2000 })
+  try {
+    await client.connect()
+    return false
+  } catch (error) {
+    return `PostgreSQL is not reachable at ${testPostgresUrl} (${error instanceof Error ? error.message : String(error)}); ` +
+      'start it or set TEST_POSTGRES_URL'
+  } finally {
+    await client.end().catch(() => undefined)
+  }
+}
+
+export interface TestDatabase {
+  readonly backend: 'SQLite' | 'PostgreSQL'
+  // The DATABASE_URL that points the service at this database.
+  readonly url: string
+  // What the database really holds, read through a connection of its own, ids as exact bigints.
+  readonly readStoredPlants: () => Promise<StoredPlantRow[]>
+}
+
+export function sqliteTestDatabase (t: Test): TestDatabase {
+  const file = `${t.testdir()}/plants.db`
+  return { backend: 'SQLite', url: `sqlite:${file}`, readStoredPlants: async () => readSqlitePlants(file) }
+}
+
+export async function postgresTestDatabase (t: Test): Promise<TestDatabase> {
+  const schema = `plant_store_test_${randomBytes(6).toString('hex')}`
+  await runAsAdmin(`CREATE SCHEMA ${schema}`)
+  t.teardown(() => runAsAdmin(`DROP SCHEMA ${schema} CASCADE`))
+  return {
+    backend: 'PostgreSQL',
+    url: postgresUrlWithSchema(testPostgresUrl, schema),
+    readStoredPlants: async () => {
+      const rows = await runAsAdmin<{ id: string, name: string, tag: string | null }>(
+        `SELECT id::text AS id, name, tag FROM ${schema}.plants ORDER BY id`)
+      return rows.map((row) => ({ ...row, id: BigInt(row.id) }))
+    },
+  }
+}
+
+// The same URL, with the service's tables in `schema`.
+export function postgresUrlWithSchema (url: string, schema: string): string {
+  const withSchema = new URL(url)
+  withSchema.searchParams.set('options', `-c search_path=${schema}`)
+  return withSchema.toString()
+}
+
+export async function runAsAdmin<Row extends object = object> (sql: string, values: unknown[] = []): Promise<Row[]> {
+  const client = new pg.Client({ connectionString: testPostgresUrl })
+  await client.connect()
+  try {
+    return (await client.query<Row>(sql, values)).rows
+  } finally {
+    await client.end()
+  }
+}
+
+// Runs `body` once per backend, as subtests named after it; the PostgreSQL run is skipped, with
+// the reason shown, only where PostgreSQL is not available outside CI.
+export function testOnEveryBackend (t: Test, name: string, body: (t: Test, database: TestDatabase) => Promise<void>): void {
+  t.test(`${name} (SQLite)`, async (t) => body(t, sqliteTestDatabase(t)))
+  t.test(`${name} (PostgreSQL)`, { skip: postgresSkipReason }, async (t) => body(t, await postgresTestDatabase(t)))
+}
