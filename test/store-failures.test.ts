@@ -1,9 +1,12 @@
 import { Database } from '../src/store/sqlite/sqlite-driver.js'
 import t, { type Test } from 'tap'
+import pg from 'pg'
+import { PostgresPlantStore } from '../src/store/postgres/postgres-plant-store.js'
 import { SqlitePlantStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { buildTestApp } from './helper.js'
+import { postgresSkipReason, postgresTestDatabase, runAsAdmin } from './test-databases.js'
 
-// Real SQLite failures, seen from outside: the status and code the spec declares, and no
+// Real SQLite and PostgreSQL failures, seen from outside: the status and code the spec declares, and no
 // internals in the message.
 
 async function appWithLockableStore (t: Test) {
@@ -39,3 +42,33 @@ t.test('an unexpected store failure is a 500 whose message carries no SQL and no
   t.same(failed.body, { error: 50001, message: 'internal server error' })
   t.notMatch(failed.response.body, /plants|table|sqlite|SELECT|INSERT|at /i)
 })
+
+t.test('on PostgreSQL, a create blocked past the statement timeout answers 503 with Retry-After, then recovers',
+  { skip: postgresSkipReason }, async (t) => {
+    const database = await postgresTestDatabase(t)
+    const store = await PostgresPlantStore.open({ connectionString: database.url, poolSize: 2, statementTimeoutMs: 300 })
+    const { createPlant } = await buildTestApp(t, {}, { store })
+    const other = new pg.Client({ connectionString: database.url })
+    await other.connect()
+    t.teardown(() => other.end())
+    await other.query('BEGIN')
+    await other.query("INSERT INTO plants (id, name) VALUES (1, 'Fern')")
+    const unavailable = await createPlant({ id: 1, name: 'Fern' })
+    t.equal(unavailable.statusCode, 503)
+    t.equal(unavailable.headers['retry-after'], '1')
+    t.same(unavailable.body, { error: 50301, message: 'the store is unavailable; retry later' })
+    await other.query('ROLLBACK')
+    t.equal((await createPlant({ id: 1, name: 'Fern' })).statusCode, 200)
+  })
+
+t.test('on PostgreSQL, an unexpected failure is a 500 whose message carries no SQL and no driver text',
+  { skip: postgresSkipReason }, async (t) => {
+    const database = await postgresTestDatabase(t)
+    const { createPlant } = await buildTestApp(t, { DATABASE_URL: database.url })
+    t.equal((await createPlant({ id: 1, name: 'Fern' })).statusCode, 200)
+    await runAsAdmin(`DROP TABLE ${database.schema}.plants`)
+    const failed = await createPlant({ id: 2, name: 'Fern' })
+    t.equal(failed.statusCode, 500)
+    t.same(failed.body, { error: 50001, message: 'internal server error' })
+    t.notMatch(failed.response.body, /plants|relation|postgres|SELECT|INSERT|at /i)
+  })

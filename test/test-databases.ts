@@ -37,12 +37,18 @@ export function sqliteTestDatabase (t: Test): TestDatabase {
   return { backend: 'SQLite', url: `sqlite:${file}`, readStoredPlants: async () => readSqlitePlants(file) }
 }
 
-export async function postgresTestDatabase (t: Test): Promise<TestDatabase> {
+export interface PostgresTestDatabase extends TestDatabase {
+  // The schema that holds this test's tables, for reading or breaking them from outside.
+  readonly schema: string
+}
+
+export async function postgresTestDatabase (t: Test): Promise<PostgresTestDatabase> {
   const schema = `plant_store_test_${randomBytes(6).toString('hex')}`
   await runAsAdmin(`CREATE SCHEMA ${schema}`)
   t.teardown(() => runAsAdmin(`DROP SCHEMA ${schema} CASCADE`))
   return {
     backend: 'PostgreSQL',
+    schema,
     url: postgresUrlWithSchema(testPostgresUrl, schema),
     readStoredPlants: async () => {
       const rows = await runAsAdmin<{ id: string, name: string, tag: string | null }>(
