@@ -110,3 +110,23 @@ t.test('a database that does not exist stops start-up: that is not a passing out
   url.pathname = '/plant_store_no_such_database'
   await t.rejects(PostgresPlantStore.open({ connectionString: url.toString(), poolSize: 1 }), { code: '3D000' })
 })
+
+t.test('a database that comes back empty is migrated again, and the request that finds it so succeeds', runs, async (t) => {
+  const database = await postgresTestDatabase(t)
+  const store = await PostgresPlantStore.open({ connectionString: database.url, poolSize: 2 })
+  t.teardown(() => store.close())
+  await store.createPlant({ id: 1n, name: 'Fern' })
+  await runAsAdmin(`DROP TABLE ${database.schema}.plants, ${database.schema}.schema_migrations`)
+  t.same(await store.createPlant({ id: 1n, name: 'Fern' }), { plant: { id: 1n, name: 'Fern' }, created: true })
+  await runAsAdmin(`DROP TABLE ${database.schema}.plants, ${database.schema}.schema_migrations`)
+  await t.resolves(store.checkReady(), 'a readiness check finds it so and migrates too')
+  t.same(await database.readStoredPlants(), [])
+})
+
+t.test('a table dropped by hand, with its migration still recorded, is an error, not a silent repair', runs, async (t) => {
+  const database = await postgresTestDatabase(t)
+  const store = await PostgresPlantStore.open({ connectionString: database.url, poolSize: 2 })
+  t.teardown(() => store.close())
+  await runAsAdmin(`DROP TABLE ${database.schema}.plants`)
+  await t.rejects(store.createPlant({ id: 1n, name: 'Fern' }), { code: '42P01' })
+})

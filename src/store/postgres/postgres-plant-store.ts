@@ -27,6 +27,7 @@ interface StoredRow {
 // Named statements are prepared once per connection by the driver and reused after that.
 const insertPlant = 'INSERT INTO plants (id, name, tag) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING'
 const selectPlant = 'SELECT name, tag FROM plants WHERE id = $1'
+const undefinedTable = '42P01'
 const selectReadiness = 'SELECT max(version) AS version, pg_is_in_recovery() AS in_recovery FROM schema_migrations'
 
 export class PostgresPlantStore implements PlantStore {
@@ -71,35 +72,50 @@ export class PostgresPlantStore implements PlantStore {
   }
 
   async createPlant (plant: PlantRecord): Promise<CreatePlantOutcome> {
-    return this.translateErrors(async () => {
-      await this.ensureMigrated()
-      const id = plant.id.toString()
-      const inserted = await this.pool.query({ name: 'insert-plant', text: insertPlant, values: [id, plant.name, plant.tag ?? null] })
-      if (inserted.rowCount === 1) return { plant, created: true }
-      // The id was taken. A statement of its own sees the row even if it was committed after
-      // the insert began, which a CTE in the insert (sharing its snapshot) might not.
-      const stored = await this.pool.query<StoredRow>({ name: 'select-plant', text: selectPlant, values: [id] })
-      const row = stored.rows[0]
-      // Plants are never deleted, so a taken id always has a row.
-      if (row === undefined) throw new Error(`plant ${id} was neither inserted nor found`)
-      if (row.name !== plant.name || row.tag !== (plant.tag ?? null)) throw new PlantConflictError(plant.id)
-      return { plant, created: false }
-    })
+    return this.translateErrors(() => this.onMigratedTables(() => this.insertOrCompare(plant)))
+  }
+
+  private async insertOrCompare (plant: PlantRecord): Promise<CreatePlantOutcome> {
+    const id = plant.id.toString()
+    const inserted = await this.pool.query({ name: 'insert-plant', text: insertPlant, values: [id, plant.name, plant.tag ?? null] })
+    if (inserted.rowCount === 1) return { plant, created: true }
+    // The id was taken. A statement of its own sees the row even if it was committed after
+    // the insert began, which a CTE in the insert (sharing its snapshot) might not.
+    const stored = await this.pool.query<StoredRow>({ name: 'select-plant', text: selectPlant, values: [id] })
+    const row = stored.rows[0]
+    // Plants are never deleted, so a taken id always has a row.
+    if (row === undefined) throw new Error(`plant ${id} was neither inserted nor found`)
+    if (row.name !== plant.name || row.tag !== (plant.tag ?? null)) throw new PlantConflictError(plant.id)
+    return { plant, created: false }
   }
 
   // Ready means migrated and connected to a server that takes writes (not a standby).
   async checkReady (): Promise<void> {
-    await this.translateErrors(async () => {
-      await this.ensureMigrated()
-      const { rows } = await this.pool.query<{ in_recovery: boolean }>({ name: 'select-readiness', text: selectReadiness })
-      if (rows[0]?.in_recovery !== false) throw new StoreUnavailableError(1)
-    })
+    const { rows } = await this.translateErrors(() => this.onMigratedTables(() =>
+      this.pool.query<{ in_recovery: boolean }>({ name: 'select-readiness', text: selectReadiness })))
+    if (rows[0]?.in_recovery !== false) throw new StoreUnavailableError(1)
   }
 
   async close (): Promise<void> {
     if (this.closed) return
     this.closed = true
     await this.pool.end()
+  }
+
+  // Runs the operation once the migrations are applied. When the tables are gone, the database
+  // came back empty (recreated without its volume, or restored from nothing): the migrations are
+  // applied again and the operation retried once. If a table is still missing (one was dropped
+  // by hand, but not its migration record) the error stands.
+  private async onMigratedTables<T> (operation: () => Promise<T>): Promise<T> {
+    await this.ensureMigrated()
+    try {
+      return await operation()
+    } catch (error) {
+      if (!(error instanceof pg.DatabaseError && error.code === undefinedTable)) throw error
+      this.migrated = false
+      await this.ensureMigrated()
+      return await operation()
+    }
   }
 
   private async ensureMigrated (): Promise<void> {
