@@ -1,57 +1,11 @@
-import { type ChildProcess, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { connect } from 'node:net'
-import { join } from 'node:path'
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { Database } from '../src/store/sqlite/sqlite-driver.js'
+import { createPlant, serverScript, startServer } from './running-server.js'
 
-// The built service as an operator runs it: `node dist/src/server.js`, configured by its
-// environment. `npm test` builds it first.
-const serverScript = join(import.meta.dirname, '..', 'dist', 'src', 'server.js')
 const configuredToken = 'server-test-token-0123456789'
-
-interface RunningServer {
-  readonly child: ChildProcess
-  readonly baseUrl: string
-  readonly port: number
-  readonly output: () => string
-  readonly exited: Promise<number | null>
-}
-
-async function startServer (t: Test, environment: Record<string, string>): Promise<RunningServer> {
-  t.ok(existsSync(serverScript), 'the service is built (npm test runs npm run build first)')
-  const child = spawn(process.execPath, [serverScript], {
-    env: { PATH: process.env.PATH ?? '', PORT: '0', LOG_LEVEL: 'info', ...environment },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let output = ''
-  child.stdout.on('data', (chunk: Buffer) => { output += chunk.toString() })
-  child.stderr.on('data', (chunk: Buffer) => { output += chunk.toString() })
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-  t.teardown(() => {
-    child.kill('SIGKILL')
-    if (!t.passing()) t.comment(`output of the service:\n${output}`)
-  })
-
-  const deadline = Date.now() + 15_000
-  while (Date.now() < deadline) {
-    const listening = /"msg":"Server listening at (http:\/\/127\.0\.0\.1:(\d+))"/.exec(output)
-    if (listening?.[1] !== undefined) {
-      return { child, baseUrl: listening[1], port: Number(listening[2]), output: () => output, exited }
-    }
-    if (child.exitCode !== null) break
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  throw new Error(`the service did not start:\n${output}`)
-}
-
-async function createPlant (baseUrl: string, token: string, body: unknown): Promise<Response> {
-  return fetch(`${baseUrl}/plants`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  })
-}
 
 t.test('with no API_TOKENS the service mints a token, prints it once with a warning, and accepts only it', async (t) => {
   const server = await startServer(t, { DATABASE_URL: `sqlite:${t.testdir()}/plants.db` })

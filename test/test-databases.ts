@@ -51,9 +51,10 @@ export async function postgresTestDatabase (t: Test): Promise<PostgresTestDataba
     schema,
     url: postgresUrlWithSchema(testPostgresUrl, schema),
     readStoredPlants: async () => {
-      const rows = await runAsAdmin<{ id: string, name: string, tag: string | null }>(
-        `SELECT id::text AS id, name, tag FROM ${schema}.plants ORDER BY id`)
-      return rows.map((row) => ({ ...row, id: BigInt(row.id) }))
+      // Ordered by the bigint column itself: the text of the ids would sort 10 before 9.
+      const rows = await runAsAdmin<{ id_text: string, name: string, tag: string | null }>(
+        `SELECT id::text AS id_text, name, tag FROM ${schema}.plants ORDER BY id`)
+      return rows.map(({ id_text: idText, name, tag }) => ({ id: BigInt(idText), name, tag }))
     },
   }
 }
