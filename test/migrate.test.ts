@@ -1,0 +1,50 @@
+import { execFile } from 'node:child_process'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import t from 'tap'
+import { postgresSkipReason, postgresTestDatabase, runAsAdmin } from './test-databases.js'
+import { readStoredPlants } from './stored-plants.js'
+
+// `npm run migrate` is `npm run build && node dist/src/migrate.js`; `npm test` has built it.
+const migrateScript = join(import.meta.dirname, '..', 'dist', 'src', 'migrate.js')
+const run = promisify(execFile)
+
+async function migrate (databaseUrl: string): Promise<{ code: number, stdout: string, stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [migrateScript], {
+      env: { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl }, timeout: 20_000,
+    })
+    return { code: 0, stdout, stderr }
+  } catch (error) {
+    const { code, stdout, stderr } = error as { code: number, stdout: string, stderr: string }
+    return { code, stdout, stderr }
+  }
+}
+
+t.test('migrate applies the PostgreSQL migrations without starting a server, and is safe to run again', { skip: postgresSkipReason }, async (t) => {
+  const database = await postgresTestDatabase(t)
+  for (const attempt of ['first', 'second']) {
+    const result = await migrate(database.url)
+    t.same(result, { code: 0, stdout: 'migrations are applied; the store is ready\n', stderr: '' }, attempt)
+  }
+  t.same(await runAsAdmin(`SELECT version FROM ${database.schema}.schema_migrations`), [{ version: 1 }])
+  t.same(await database.readStoredPlants(), [], 'the plants table exists, empty')
+})
+
+t.test('migrate creates and migrates a SQLite file', async (t) => {
+  const file = `${t.testdir()}/data/plants.db`
+  t.equal((await migrate(`sqlite:${file}`)).code, 0)
+  t.same(readStoredPlants(file), [])
+})
+
+t.test('migrate exits 1 and says why when the database cannot be reached', async (t) => {
+  const result = await migrate('postgres://postgres@127.0.0.1:1/test')
+  t.equal(result.code, 1)
+  t.match(result.stderr, /^migration failed: the store is unavailable; retry later: connect ECONNREFUSED 127\.0\.0\.1:1\n$/)
+})
+
+t.test('migrate exits 1 on a bad DATABASE_URL, naming the variable', async (t) => {
+  const result = await migrate('mysql://plants:hunter2@db/plants')
+  t.equal(result.code, 1)
+  t.match(result.stderr, /DATABASE_URL="mysql:\/\/plants:\*\*\*@db\/plants" is not valid/)
+})
