@@ -74,8 +74,16 @@ export function loadConfig (environment: Readonly<Record<string, string | undefi
 // Start-up errors end up in logs: a bad token list is not repeated, nor a database password.
 function shownValue (name: string, value: string | undefined): string {
   if (name === 'API_TOKENS') return '(not shown)'
-  if (name === 'DATABASE_URL') return JSON.stringify(value?.replace(/(\/\/[^/:@]*):[^/@]*@/, '$1:***@'))
+  if (name === 'DATABASE_URL' && value !== undefined) return JSON.stringify(withoutPassword(value))
   return JSON.stringify(value)
+}
+
+function withoutPassword (databaseUrl: string): string {
+  if (!URL.canParse(databaseUrl)) return '(not shown: not a URL)'
+  const url = new URL(databaseUrl)
+  if (url.password !== '') url.password = '***'
+  if (url.searchParams.has('password')) url.searchParams.set('password', '***')
+  return url.toString()
 }
 
 // Only plain decimal digits become an integer: "3000.5", "0x10" and "1e3" stay strings and

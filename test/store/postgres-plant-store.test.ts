@@ -1,7 +1,10 @@
+import { once } from 'node:events'
+import { type AddressInfo, createServer } from 'node:net'
 import pg from 'pg'
 import t, { type Test } from 'tap'
+import { migrationLockKey } from '../../src/store/postgres/postgres-migrations.js'
 import { PostgresPlantStore, type PostgresPlantStoreOptions } from '../../src/store/postgres/postgres-plant-store.js'
-import { StoreUnavailableError } from '../../src/store/store-errors.js'
+import { PlantConflictError, StoreUnavailableError } from '../../src/store/store-errors.js'
 import { postgresSkipReason, postgresTestDatabase, runAsAdmin, testPostgresUrl } from '../test-databases.js'
 import { testPlantStoreContract } from './plant-store-contract.js'
 
@@ -49,15 +52,24 @@ t.test('int64 ids cross the driver exactly, both ways', runs, async (t) => {
   t.same((await database.readStoredPlants()).map((row) => row.id), [...new Set(ids)].sort((a, b) => (a < b ? -1 : 1)))
 })
 
-t.test('every connection commits with synchronous_commit on, even when the URL asks for off', runs, async (t) => {
+t.test('every session commits durably at read committed, even when the URL asks otherwise', runs, async (t) => {
   const database = await postgresTestDatabase(t)
   const url = new URL(database.url)
-  url.searchParams.set('options', `${url.searchParams.get('options')} -c synchronous_commit=off`)
-  const store = await PostgresPlantStore.open({ connectionString: url.toString(), poolSize: 2 })
+  url.searchParams.set('options',
+    `${url.searchParams.get('options')} -c synchronous_commit=off -c default_transaction_isolation=serializable`)
+  const store = await PostgresPlantStore.open({ connectionString: url.toString(), poolSize: 4 })
   t.teardown(() => store.close())
-  const settings = await poolOf(store).query<{ synchronous_commit: string, search_path: string }>(
-    "SELECT current_setting('synchronous_commit') AS synchronous_commit, current_setting('search_path') AS search_path")
-  t.same(settings.rows, [{ synchronous_commit: 'on', search_path: database.schema }], 'and the schema from the URL is kept')
+  const settings = await poolOf(store).query<Record<string, string>>(
+    `SELECT current_setting('synchronous_commit') AS synchronous_commit,
+            current_setting('default_transaction_isolation') AS isolation,
+            current_setting('search_path') AS search_path`)
+  t.same(settings.rows, [{ synchronous_commit: 'on', isolation: 'read committed', search_path: database.schema }],
+    'and the schema from the URL is kept')
+  // At serializable, the losing racers would fail to serialize, and get 503s.
+  const results = await Promise.allSettled(Array.from({ length: 40 }, (_, index) =>
+    store.createPlant({ id: 1n, name: `Racer ${index % 2}` })))
+  t.ok(results.every((result) => result.status === 'fulfilled' || result.reason instanceof PlantConflictError),
+    'every racer is a create, a replay or a conflict')
 })
 
 t.test('creates run as named prepared statements', runs, async (t) => {
@@ -129,4 +141,55 @@ t.test('a table dropped by hand, with its migration still recorded, is an error,
   t.teardown(() => store.close())
   await runAsAdmin(`DROP TABLE ${database.schema}.plants`)
   await t.rejects(store.createPlant({ id: 1n, name: 'Fern' }), { code: '42P01' })
+})
+
+t.test('a migration that waits for another instance: a request waits no longer than a statement, ' +
+  'and a connection lost meanwhile does not crash the process', runs, async (t) => {
+  const database = await postgresTestDatabase(t)
+  // Holding the migrations' lock stalls every migration on this server, other test files'
+  // included, so it is held briefly.
+  const holder = new pg.Client({ connectionString: testPostgresUrl })
+  await holder.connect()
+  t.teardown(() => holder.end())
+  await holder.query('SELECT pg_advisory_lock($1::bigint)', [migrationLockKey])
+  const url = new URL(database.url)
+  url.searchParams.set('application_name', `plant-store-migration-${database.schema}`)
+  const opening = PostgresPlantStore.open({ connectionString: url.toString(), poolSize: 2, statementTimeoutMs: 200 })
+
+  // Cut the waiting migration's connection, as a failover would.
+  for (let terminated = 0; terminated === 0;) {
+    const rows = await runAsAdmin<{ terminated: boolean }>(
+      "SELECT pg_terminate_backend(pid) AS terminated FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'",
+      [url.searchParams.get('application_name')])
+    terminated = rows.length
+  }
+  const store = await opening
+  t.teardown(() => store.close())
+  const started = Date.now()
+  await t.rejects(store.createPlant({ id: 1n, name: 'Fern' }), StoreUnavailableError, 'still waiting for the lock')
+  t.ok(Date.now() - started < 1500, `the request gave up after ${Date.now() - started} ms`)
+
+  await holder.query('SELECT pg_advisory_unlock($1::bigint)', [migrationLockKey])
+  await t.resolves(store.checkReady())
+  t.same(await store.createPlant({ id: 1n, name: 'Fern' }), { plant: { id: 1n, name: 'Fern' }, created: true })
+})
+
+t.test('a server that accepts connections and never answers: the store opens, and every call gives up promptly', runs, async (t) => {
+  const silent = createServer((socket) => socket.on('error', () => undefined))
+  silent.listen(0, '127.0.0.1')
+  await once(silent, 'listening')
+  t.teardown(() => new Promise((resolve) => silent.close(resolve)))
+  silent.on('connection', (socket) => t.teardown(() => socket.destroy()))
+  const { port } = silent.address() as AddressInfo
+
+  const opened = Date.now()
+  const store = await PostgresPlantStore.open({ connectionString: `postgres://postgres@127.0.0.1:${port}/test`, poolSize: 2, connectTimeoutMs: 300 })
+  t.teardown(() => store.close())
+  t.ok(Date.now() - opened < 1500, `open gave up on the migration after ${Date.now() - opened} ms`)
+  const calls: Array<() => Promise<unknown>> = [() => store.createPlant({ id: 1n, name: 'Fern' }), () => store.checkReady()]
+  for (const call of calls) {
+    const started = Date.now()
+    await t.rejects(call(), StoreUnavailableError)
+    t.ok(Date.now() - started < 1500, `gave up after ${Date.now() - started} ms`)
+  }
 })

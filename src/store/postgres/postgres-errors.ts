@@ -12,13 +12,23 @@ const transientSqlStates = new Set([
   '25006', // read_only_sql_transaction: a failover left us on a standby for now
 ])
 const transientSqlStateClasses = new Set([
-  '08', // connection_exception
+  '08', // connection_exception (but not 08P01, below)
   '53', // insufficient_resources: too many connections, disk full, out of memory
+])
+// protocol_violation: a pooler in between that refuses the startup parameters, for one. No
+// wait fixes it, so it must stop start-up rather than leave the service answering 503.
+const permanentSqlStates = new Set(['08P01'])
+
+// Node's socket errors that mean the server is down, unreachable or went away.
+const networkErrorCodes = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'EHOSTDOWN', 'ENETUNREACH', 'ENETDOWN',
+  'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNABORTED',
 ])
 
 // What the driver and the pool say when the connection itself failed, timed out or was cut.
 const connectionFailureMessages = [
   'Connection terminated',
+  'timeout expired', // a client's connectionTimeoutMillis
   'timeout exceeded when trying to connect',
   'Query read timeout',
   'Client has encountered a connection error',
@@ -27,11 +37,11 @@ const connectionFailureMessages = [
 export function isTransientPostgresError (error: unknown): boolean {
   if (error instanceof pg.DatabaseError) {
     const sqlState = error.code ?? ''
+    if (permanentSqlStates.has(sqlState)) return false
     return transientSqlStates.has(sqlState) || transientSqlStateClasses.has(sqlState.slice(0, 2))
   }
   if (!(error instanceof Error)) return false
-  // Socket errors from Node: ECONNREFUSED, ECONNRESET, ETIMEDOUT, EHOSTUNREACH, ENOTFOUND, ...
   const systemCode = (error as NodeJS.ErrnoException).code
-  if (typeof systemCode === 'string' && /^E[A-Z_]+$/.test(systemCode)) return true
+  if (systemCode !== undefined) return networkErrorCodes.has(systemCode)
   return connectionFailureMessages.some((message) => error.message.startsWith(message))
 }

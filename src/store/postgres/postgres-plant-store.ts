@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import { parseIntoClientConfig } from 'pg-connection-string'
 import type { CreatePlantOutcome, PlantRecord, PlantStore } from '../plant-store.js'
@@ -30,7 +31,15 @@ const selectPlant = 'SELECT name, tag FROM plants WHERE id = $1'
 const undefinedTable = '42P01'
 const selectReadiness = 'SELECT max(version) AS version, pg_is_in_recovery() AS in_recovery FROM schema_migrations'
 
+// Set at the start of every session, after anything the URL asks for, so they always hold:
+// a 200 is sent only once the commit is durable, and the insert-or-compare relies on each
+// statement seeing what was committed before it began, which stricter isolation levels refuse
+// to do (their losing racers would get serialization failures, that is 503s).
+const sessionSettings = ['-c synchronous_commit=on', '-c default_transaction_isolation=read\\ committed']
+
 export class PostgresPlantStore implements PlantStore {
+  private readonly connection: pg.ClientConfig
+  private readonly statementTimeoutMs: number
   private readonly pool: pg.Pool
   private migrated = false
   private migrationInFlight: Promise<void> | undefined
@@ -42,7 +51,8 @@ export class PostgresPlantStore implements PlantStore {
   static async open (options: PostgresPlantStoreOptions): Promise<PostgresPlantStore> {
     const store = new PostgresPlantStore(options)
     try {
-      await store.ensureMigrated()
+      // Start-up waits for the migrations however long they take, another instance's included.
+      await store.migrateOnce()
     } catch (error) {
       if (!isTransientPostgresError(error)) {
         await store.close()
@@ -56,16 +66,19 @@ export class PostgresPlantStore implements PlantStore {
     connectionString, poolSize, connectTimeoutMs = 2000, statementTimeoutMs = 5000, onIdleConnectionError,
   }: PostgresPlantStoreOptions) {
     const fromUrl = parseIntoClientConfig(connectionString)
-    this.pool = new pg.Pool({
+    this.connection = {
       application_name: 'plant-store',
       ...fromUrl,
-      // A 200 is sent only after the commit is durable, whatever the server or role default.
-      options: [fromUrl.options, '-c synchronous_commit=on'].filter(Boolean).join(' '),
-      max: poolSize,
+      options: [fromUrl.options, ...sessionSettings].filter(Boolean).join(' '),
       connectionTimeoutMillis: connectTimeoutMs,
+      keepAlive: true,
+    }
+    this.statementTimeoutMs = statementTimeoutMs
+    this.pool = new pg.Pool({
+      ...this.connection,
+      max: poolSize,
       statement_timeout: statementTimeoutMs,
       query_timeout: statementTimeoutMs + 1000,
-      keepAlive: true,
     })
     // Without a listener, an idle connection that breaks would crash the process.
     this.pool.on('error', (error) => onIdleConnectionError?.(error))
@@ -118,22 +131,36 @@ export class PostgresPlantStore implements PlantStore {
     }
   }
 
+  // A request waits for a migration in progress (another instance's included) no longer than
+  // for a statement; the migration itself goes on, and a later request finds it done.
   private async ensureMigrated (): Promise<void> {
     if (this.migrated) return
-    this.migrationInFlight ??= this.migrate().finally(() => { this.migrationInFlight = undefined })
-    await this.migrationInFlight
+    const waited = await Promise.race([
+      this.migrateOnce().then(() => 'migrated' as const),
+      sleep(this.statementTimeoutMs, 'still migrating' as const, { ref: false }),
+    ])
+    if (waited === 'still migrating') throw new StoreUnavailableError(1)
   }
 
+  // Concurrent callers share one attempt.
+  private async migrateOnce (): Promise<void> {
+    this.migrationInFlight ??= this.migrate().finally(() => { this.migrationInFlight = undefined })
+    return this.migrationInFlight
+  }
+
+  // Migrations run on a connection of their own, outside the pool and free of the statement
+  // timeout, so a long migration, or one waiting for another instance's, is not cut short.
   private async migrate (): Promise<void> {
-    const client = await this.pool.connect()
+    const client = new pg.Client(this.connection)
+    // A connection lost mid-migration fails the query in progress; without a listener, its
+    // error event would also crash the process.
+    client.on('error', () => undefined)
     try {
+      await client.connect()
       await applyPostgresMigrations(client)
       this.migrated = true
-      client.release()
-    } catch (error) {
-      // A connection that failed mid-migration is not put back into the pool.
-      client.release(error instanceof Error ? error : true)
-      throw error
+    } finally {
+      await client.end().catch(() => undefined)
     }
   }
 
