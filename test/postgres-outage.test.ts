@@ -39,9 +39,10 @@ async function readStoredPlants (url: string): Promise<StoredPlantRow[]> {
   const client = new pg.Client({ connectionString: url })
   await client.connect()
   try {
-    const { rows } = await client.query<{ id: string, name: string, tag: string | null }>(
-      'SELECT id::text AS id, name, tag FROM plants ORDER BY id')
-    return rows.map((row) => ({ ...row, id: BigInt(row.id) }))
+    // Ordered by the bigint column itself: the text of the ids would sort 10 before 9.
+    const { rows } = await client.query<{ id_text: string, name: string, tag: string | null }>(
+      'SELECT id::text AS id_text, name, tag FROM plants ORDER BY id')
+    return rows.map(({ id_text: idText, name, tag }) => ({ id: BigInt(idText), name, tag }))
   } finally {
     await client.end()
   }
