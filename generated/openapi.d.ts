@@ -106,10 +106,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/docs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Interactive API reference
+         * @description Swagger UI for this document, served by the service itself: paste a token under
+         *     "Authorize" and send requests with "Try it out".
+         */
+        get: operations["getApiReference"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs/{asset}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A script or style sheet of the API reference
+         * @description The files the API reference page loads, served from the service's own packages.
+         */
+        get: operations["getApiReferenceAsset"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @example {
+         *       "name": "Monstera",
+         *       "tag": "aroid"
+         *     }
+         */
         Plant: {
             /** @description The name of the plant. */
             name: string;
@@ -190,6 +237,15 @@ export interface components {
         };
         /** @description A plant with this id exists with a different name or tag; nothing was changed. */
         Conflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description No such resource (40401). */
+        NotFound: {
             headers: {
                 [name: string]: unknown;
             };
@@ -375,6 +431,59 @@ export interface operations {
                 };
             };
             400: components["responses"]["MalformedRequest"];
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getApiReference: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The API reference page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["MalformedRequest"];
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getApiReferenceAsset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The file's name, such as `swagger-ui.css`. */
+                asset: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/css": string;
+                    "text/javascript": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
             431: components["responses"]["HeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];

@@ -4,13 +4,17 @@ import type { operations } from '../../generated/openapi.js'
 type JsonRequestBody<Operation> =
   Operation extends { requestBody: { content: { 'application/json': infer Body } } } ? Body : undefined
 
+type PathParameters<Operation> =
+  Operation extends { parameters: { path: infer Path } } ? Path : Record<string, never>
+
 type SuccessBody<Operation> =
   Operation extends { responses: { 200: { content: infer Content } } } ? Content[keyof Content] : never
 
-// A handler typed from the generated operation: it receives the request body the spec declares
-// and must resolve to the spec's 200 body. Failures are thrown and answered by the error handler.
+// A handler typed from the generated operation: it receives the request body and path
+// parameters the spec declares and must resolve to the spec's 200 body. Failures are thrown and
+// answered by the error handler.
 export type OperationHandler<Operation> = (
-  request: FastifyRequest<{ Body: JsonRequestBody<Operation> }>,
+  request: FastifyRequest<{ Body: JsonRequestBody<Operation>, Params: PathParameters<Operation> }>,
   reply: FastifyReply,
 ) => Promise<SuccessBody<Operation>>
 

@@ -1,5 +1,7 @@
+import { loadApiReferenceFiles } from '../api-reference/api-reference-files.js'
 import type { LoadedOpenApiDocument } from '../spec/openapi-document.js'
 import type { PlantStore } from '../store/plant-store.js'
+import { getApiReferenceAssetHandler, getApiReferenceHandler } from './api-reference.js'
 import { createPlantHandler } from './create-plant.js'
 import type { OperationHandlers } from './operation-handler.js'
 import {
@@ -19,5 +21,7 @@ export function createOperationHandlers ({ store, openApi }: HandlerDependencies
     getReadiness: getReadinessHandler(store),
     getOpenApiJson: getOpenApiJsonHandler(openApi),
     getOpenApiYaml: getOpenApiYamlHandler(openApi),
+    getApiReference: getApiReferenceHandler(),
+    getApiReferenceAsset: getApiReferenceAssetHandler(loadApiReferenceFiles()),
   }
 }

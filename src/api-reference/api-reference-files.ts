@@ -1,0 +1,56 @@
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+
+// The files the API reference page loads: Swagger UI from its npm package (never a CDN) and the
+// page's own start-up script. Read once, when the app is built, and served from memory.
+
+export interface ApiReferenceFile {
+  readonly contentType: string
+  readonly body: string
+}
+
+const require = createRequire(import.meta.url)
+const swaggerUiFolder = dirname(require.resolve('swagger-ui-dist/package.json'))
+
+// The page and its script use relative URLs only, so they work under any BASE_PATH: from
+// {BASE_PATH}/docs, "docs/x" is {BASE_PATH}/docs/x and "openapi.yaml" is {BASE_PATH}/openapi.yaml.
+export const apiReferencePage = `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <title>Plant Store API reference</title>
+  <link rel="icon" href="data:,">
+  <link rel="stylesheet" href="docs/swagger-ui.css">
+</head>
+<body>
+  <div id="api-reference"></div>
+  <script src="docs/swagger-ui-bundle.js"></script>
+  <script src="docs/api-reference.js"></script>
+</body>
+</html>
+`
+
+// Swagger UI reads the served openapi.yaml; "Try it out" sends requests to the spec's first
+// server, ".", which is this service whatever its host, port and BASE_PATH.
+const startUpScript = `window.addEventListener('load', function () {
+  window.apiReference = SwaggerUIBundle({
+    url: new URL('openapi.yaml', window.location.href).href,
+    dom_id: '#api-reference',
+    deepLinking: true,
+    presets: [SwaggerUIBundle.presets.apis],
+    layout: 'BaseLayout',
+  })
+})
+`
+
+export function loadApiReferenceFiles (): ReadonlyMap<string, ApiReferenceFile> {
+  const fromSwaggerUi = (name: string, contentType: string): [string, ApiReferenceFile] =>
+    [name, { contentType, body: readFileSync(join(swaggerUiFolder, name), 'utf8') }]
+  return new Map([
+    fromSwaggerUi('swagger-ui.css', 'text/css; charset=utf-8'),
+    fromSwaggerUi('swagger-ui-bundle.js', 'text/javascript; charset=utf-8'),
+    ['api-reference.js', { contentType: 'text/javascript; charset=utf-8', body: startUpScript }],
+  ])
+}

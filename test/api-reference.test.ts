@@ -1,0 +1,57 @@
+import t from 'tap'
+import { buildTestApp } from './helper.js'
+
+// GET /docs and the files it loads, as HTTP sees them; test/api-reference-browser.test.ts
+// drives the page in a real browser.
+
+t.test('the API reference page is public HTML that loads only files the service serves', async (t) => {
+  const { send } = await buildTestApp(t)
+  const page = await send({ method: 'GET', url: '/docs' })
+  t.equal(page.statusCode, 200)
+  t.equal(page.headers['content-type'], 'text/html; charset=utf-8')
+  t.match(page.headers['content-security-policy'], /default-src 'self'; script-src 'self'/)
+  const sources = [...String(page.body).matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1])
+  t.same(sources, ['data:,', 'docs/swagger-ui.css', 'docs/swagger-ui-bundle.js', 'docs/api-reference.js'],
+    'relative URLs only: no CDN, and any BASE_PATH works')
+})
+
+t.test('the page\'s files come from the installed Swagger UI package and the service itself', async (t) => {
+  const { send } = await buildTestApp(t)
+  const files: ReadonlyArray<[string, string, RegExp]> = [
+    ['swagger-ui.css', 'text/css; charset=utf-8', /\.swagger-ui/],
+    ['swagger-ui-bundle.js', 'text/javascript; charset=utf-8', /SwaggerUIBundle/],
+    ['api-reference.js', 'text/javascript; charset=utf-8', /new URL\('openapi\.yaml', window\.location\.href\)/],
+  ]
+  for (const [name, contentType, content] of files) {
+    const file = await send({ method: 'GET', url: `/docs/${name}` })
+    t.equal(file.statusCode, 200, name)
+    t.equal(file.headers['content-type'], contentType, name)
+    t.equal(file.headers['cache-control'], 'public, max-age=3600', name)
+    t.match(file.body, content, name)
+  }
+})
+
+t.test('an unknown file is a 404 and a malformed name a 400, each an Error body', async (t) => {
+  const { send } = await buildTestApp(t)
+  const unknown = await send({ method: 'GET', url: '/docs/index.html?x=1' })
+  t.equal(unknown.statusCode, 404)
+  t.same(unknown.body, { error: 40401, message: 'no route for GET /docs/index.html' })
+  for (const url of ['/docs/..%2Fpackage.json', '/docs/', `/docs/${'a'.repeat(65)}`]) {
+    const malformed = await send({ method: 'GET', url })
+    t.equal(malformed.statusCode, 400, url)
+    t.equal((malformed.body as { error: number }).error, 40003, url)
+  }
+})
+
+t.test('under a BASE_PATH the page and its files move with it', async (t) => {
+  const { send } = await buildTestApp(t, { BASE_PATH: '/api/v1' })
+  t.equal((await send({ method: 'GET', url: '/api/v1/docs' })).statusCode, 200)
+  t.equal((await send({ method: 'GET', url: '/api/v1/docs/api-reference.js' })).statusCode, 200)
+  t.equal((await send({ method: 'GET', url: '/docs' })).statusCode, 404)
+})
+
+t.test('the served document names the serving service as its first server, so "Try it out" calls it', async (t) => {
+  const { send } = await buildTestApp(t)
+  const document = await send({ method: 'GET', url: '/openapi.json' })
+  t.same((document.body as { servers: Array<{ url: string }> }).servers[0]?.url, '.')
+})
