@@ -1,0 +1,80 @@
+import { execFile } from 'node:child_process'
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import t, { type Test } from 'tap'
+import { parseDocument } from 'yaml'
+import { loadOpenApiDocument } from '../src/spec/openapi-document.js'
+import { buildTestApp } from './helper.js'
+
+// The backend team's loop, as the README tells it, on a copy of the project: edit openapi.yaml,
+// `npm run generate`, `npm run typecheck`; validation follows the spec with no code change, and
+// the compiler points at the handler when a change needs one.
+
+const projectRoot = join(import.meta.dirname, '..')
+const run = promisify(execFile)
+
+function copyProject (t: Test): string {
+  const copy = mkdtempSync(join(tmpdir(), 'plant-store-workflow-'))
+  t.teardown(() => rmSync(copy, { recursive: true, force: true }))
+  for (const entry of ['openapi.yaml', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'src', 'generated', 'test', 'scripts']) {
+    cpSync(join(projectRoot, entry), join(copy, entry), { recursive: true })
+  }
+  symlinkSync(join(projectRoot, 'node_modules'), join(copy, 'node_modules'))
+  return copy
+}
+
+function editSpec (copy: string, edit: (spec: ReturnType<typeof parseDocument>) => void): void {
+  const file = join(copy, 'openapi.yaml')
+  const spec = parseDocument(readFileSync(file, 'utf8'))
+  edit(spec)
+  writeFileSync(file, spec.toString())
+}
+
+async function npmRun (copy: string, script: string): Promise<{ ok: boolean, output: string }> {
+  try {
+    const { stdout, stderr } = await run('npm', ['run', '--silent', script], { cwd: copy, timeout: 120_000 })
+    return { ok: true, output: stdout + stderr }
+  } catch (error) {
+    const { stdout = '', stderr = '' } = error as { stdout?: string, stderr?: string }
+    return { ok: false, output: stdout + stderr }
+  }
+}
+
+t.test('an optional property, an example and a maxLength: regenerate, type-check, and the service enforces it unchanged', async (t) => {
+  const copy = copyProject(t)
+  editSpec(copy, (spec) => {
+    spec.setIn(['components', 'schemas', 'Plant', 'properties', 'colour'], { description: 'The colour of its leaves.', type: 'string' })
+    spec.setIn(['components', 'schemas', 'Plant', 'examples'], [{ name: 'Monstera', tag: 'aroid', colour: 'green' }])
+    spec.setIn(['components', 'schemas', 'Plant', 'properties', 'name', 'maxLength'], 20)
+  })
+
+  t.ok((await npmRun(copy, 'generate')).ok, 'npm run generate')
+  t.match(readFileSync(join(copy, 'generated', 'openapi.d.ts'), 'utf8'), /colour\?: string;/, 'the new property is in the types')
+  const typecheck = await npmRun(copy, 'typecheck')
+  t.ok(typecheck.ok, `npm run typecheck passes with no code change${typecheck.ok ? '' : `:\n${typecheck.output}`}`)
+
+  // The same code, given the edited document, enforces the new constraint.
+  const { createPlant } = await buildTestApp(t, {}, { openApi: loadOpenApiDocument(join(copy, 'openapi.yaml')) })
+  const tooLong = await createPlant({ id: 1, name: 'x'.repeat(21) })
+  t.equal(tooLong.statusCode, 400)
+  t.same(tooLong.body, { error: 40003, message: 'body.name must NOT have more than 20 characters' })
+  t.equal((await createPlant({ id: 1, name: 'x'.repeat(20), colour: 'green' })).statusCode, 200)
+
+  const { createPlant: createPlantBefore } = await buildTestApp(t)
+  t.equal((await createPlantBefore({ id: 1, name: 'x'.repeat(21) })).statusCode, 200, 'the checked-in spec has no such limit')
+})
+
+t.test('a change the handler must follow is a compile error that points at the handler', async (t) => {
+  const copy = copyProject(t)
+  editSpec(copy, (spec) => {
+    spec.setIn(['components', 'schemas', 'Plant', 'properties', 'title'], spec.getIn(['components', 'schemas', 'Plant', 'properties', 'name']))
+    spec.deleteIn(['components', 'schemas', 'Plant', 'properties', 'name'])
+    spec.setIn(['components', 'schemas', 'Plant', 'required'], ['title'])
+  })
+  t.ok((await npmRun(copy, 'generate')).ok, 'npm run generate')
+  const typecheck = await npmRun(copy, 'typecheck')
+  t.notOk(typecheck.ok, 'npm run typecheck fails')
+  t.match(typecheck.output, /src\/handlers\/create-plant\.ts\(\d+,\d+\): error TS/, 'at the createPlant handler')
+})
