@@ -1,0 +1,112 @@
+import t, { type Test } from 'tap'
+import { type ApiError, createPlantStoreClient, type Plant, type PlantStoreClient } from 'plant-store/client'
+import { assertExchangeMatchesSpec } from './contract.js'
+import { buildTestApp, testToken } from './helper.js'
+
+// The client a consumer imports (`plant-store/client`, the built package through its own
+// exports) against a live server, every answer also checked against openapi.yaml.
+
+// Holds only when A and B are the same type: `any` or a wider type fails to compile.
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false
+function assertType<A, B> (proof: Equal<A, B>): void { void proof }
+
+async function startClient (t: Test, token = testToken): Promise<PlantStoreClient> {
+  const { app } = await buildTestApp(t)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const address = app.server.address()
+  if (address === null || typeof address === 'string') throw new Error('the server has no TCP address')
+  return createPlantStoreClient({
+    baseUrl: `http://127.0.0.1:${address.port}`,
+    token,
+    fetch: async (request) => {
+      const response = await fetch(request)
+      assertExchangeMatchesSpec(t, {
+        method: request.method,
+        url: request.url,
+        statusCode: response.status,
+        contentType: response.headers.get('content-type') ?? undefined,
+        bodyText: await response.clone().text(),
+      })
+      return response
+    },
+  })
+}
+
+t.test('a created plant comes back as data typed Plant', async (t) => {
+  const client = await startClient(t)
+  const { data, error, response } = await client.POST('/plants', { body: { id: 1, name: 'Monstera', tag: 'aroid' } })
+  assertType<typeof data, Plant | undefined>(true)
+  assertType<typeof error, ApiError | undefined>(true)
+  t.equal(response.status, 200)
+  t.same(data, { name: 'Monstera', tag: 'aroid' })
+  t.equal(error, undefined)
+})
+
+t.test('an invalid body is a 400 whose error is typed ApiError', async (t) => {
+  const client = await startClient(t)
+  // @ts-expect-error a NewPlant needs a name
+  const { data, error, response } = await client.POST('/plants', { body: { id: 2 } })
+  t.equal(response.status, 400)
+  t.equal(data, undefined)
+  t.same(error, { error: 40003, message: 'body.name is required' })
+})
+
+t.test('an unknown token is a 401 with code 40102', async (t) => {
+  const client = await startClient(t, 'not-a-known-token')
+  const { error, response } = await client.POST('/plants', { body: { id: 3, name: 'Fern' } })
+  t.equal(response.status, 401)
+  t.match(response.headers.get('www-authenticate'), /error="invalid_token"/)
+  t.equal(error?.error, 40102)
+})
+
+t.test('another name for a taken id is a 409 with code 40901', async (t) => {
+  const client = await startClient(t)
+  t.equal((await client.POST('/plants', { body: { id: 4, name: 'Aloe' } })).response.status, 200)
+  const { error, response } = await client.POST('/plants', { body: { id: 4, name: 'Agave' } })
+  t.equal(response.status, 409)
+  t.same(error, { error: 40901, message: 'a plant with id 4 already exists with a different name or tag' })
+})
+
+t.test('a bigint id beyond 2^53 is sent with every digit', async (t) => {
+  const client = await startClient(t)
+  const id = 9_007_199_254_740_993n
+  const plant = { id, name: 'Exact' }
+  t.equal((await client.POST('/plants', { body: plant })).response.status, 200)
+  t.equal((await client.POST('/plants', { body: plant })).response.status, 200, 'a replay of the same id')
+  const conflict = await client.POST('/plants', { body: { id, name: 'Other' } })
+  t.equal(conflict.response.status, 409)
+  t.equal(conflict.error?.message, 'a plant with id 9007199254740993 already exists with a different name or tag')
+  const neighbour = await client.POST('/plants', { body: { id: id - 1n, name: 'Other' } })
+  t.equal(neighbour.response.status, 200, '9007199254740992 is still free')
+})
+
+t.test('the int64 range ends exactly where the spec says', async (t) => {
+  const client = await startClient(t)
+  const largest = 2n ** 63n - 1n
+  t.equal((await client.POST('/plants', { body: { id: largest, name: 'Last' } })).response.status, 200)
+  t.equal((await client.POST('/plants', { body: { id: -largest - 1n, name: 'First' } })).response.status, 200)
+  const { error } = await client.POST('/plants', { body: { id: largest + 1n, name: 'Beyond' } })
+  t.equal(error?.error, 40004)
+})
+
+t.test('the request carries the token and bare JSON digits; a number beyond 2^53 is never sent', async (t) => {
+  const sent: Request[] = []
+  const client = createPlantStoreClient({
+    baseUrl: 'http://plant-store.invalid/api/v1/',
+    token: 'a-token',
+    fetch: async (request) => {
+      sent.push(request)
+      return Response.json({ name: 'Exact' })
+    },
+  })
+  await client.POST('/plants', { body: { id: -9_007_199_254_740_993n, name: 'Exact', tag: '"bigint"' } })
+  const [request] = sent
+  t.equal(request?.url, 'http://plant-store.invalid/api/v1/plants')
+  t.equal(request?.headers.get('authorization'), 'Bearer a-token')
+  t.equal(request?.headers.get('content-type'), 'application/json')
+  t.equal(await request?.text(), '{"id":-9007199254740993,"name":"Exact","tag":"\\"bigint\\""}')
+
+  await t.rejects(client.POST('/plants', { body: { id: Number.MAX_SAFE_INTEGER + 1, name: 'Rounded' } }),
+    new RangeError('id is 9007199254740992, beyond 2^53 where a number no longer holds every integer: pass it as a bigint'))
+  t.equal(sent.length, 1)
+})
