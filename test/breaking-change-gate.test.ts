@@ -1,0 +1,144 @@
+import { execFile } from 'node:child_process'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import t from 'tap'
+import { parseDocument, type Document } from 'yaml'
+
+// The breaking-change gate (`npm run check:breaking`) on edited copies of openapi.yaml, each
+// compared with the committed spec of the last release. Optic takes seconds a run, so every run
+// starts at once and each test awaits its own.
+
+const projectRoot = join(import.meta.dirname, '..')
+const gateScript = join(projectRoot, 'scripts', 'check-breaking-changes.sh')
+const releasedVersion = String(parseDocument(readFileSync(join(projectRoot, 'contract', 'released', 'openapi.yaml'), 'utf8')).getIn(['info', 'version']))
+const nextMajorVersion = `${Number(releasedVersion.split('.')[0]) + 1}.0.0`
+const folder = t.testdir()
+const run = promisify(execFile)
+
+type Edit = (spec: Document) => void
+interface GateResult { code: number, stdout: string, stderr: string }
+
+async function runGate (args: string[]): Promise<GateResult> {
+  try {
+    const { stdout, stderr } = await run('bash', [gateScript, ...args], { cwd: projectRoot, timeout: 60_000 })
+    return { code: 0, stdout, stderr }
+  } catch (error) {
+    const { code, stdout, stderr } = error as GateResult
+    return { code, stdout, stderr }
+  }
+}
+
+// openapi.yaml with the edits and info.version given, written to a file of its own and gated.
+function gateEditedSpec (name: string, version: string, edits: Edit[]): Promise<GateResult> {
+  const spec = parseDocument(readFileSync(join(projectRoot, 'openapi.yaml'), 'utf8'))
+  for (const edit of edits) edit(spec)
+  spec.setIn(['info', 'version'], version)
+  const file = join(folder, `${name}.yaml`)
+  writeFileSync(file, spec.toString())
+  return runGate([file])
+}
+
+const plant = ['components', 'schemas', 'Plant', 'properties']
+const newPlantOwn = ['components', 'schemas', 'NewPlant', 'allOf', 1]
+
+const breakingEdits: { name: string, edit: Edit, reported: RegExp }[] = [
+  {
+    name: 'removing a response field (Plant.tag)',
+    edit: (spec) => spec.deleteIn([...plant, 'tag']),
+    reported: /POST \/plants: \[prevent removing response property\] cannot remove response property 'tag'/,
+  },
+  {
+    name: 'renaming a field (Plant.tag to label)',
+    edit: (spec) => {
+      spec.setIn([...plant, 'label'], spec.getIn([...plant, 'tag']))
+      spec.deleteIn([...plant, 'tag'])
+    },
+    reported: /POST \/plants: .*cannot remove response property 'tag'/,
+  },
+  {
+    name: 'a new required request field (NewPlant.colour)',
+    edit: (spec) => {
+      spec.setIn([...newPlantOwn, 'properties', 'colour'], { type: 'string' })
+      spec.addIn([...newPlantOwn, 'required'], 'colour')
+    },
+    reported: /POST \/plants: .*cannot add a required request property 'colour'/,
+  },
+  {
+    name: 'narrowing a type (Plant.name from string to integer)',
+    edit: (spec) => spec.setIn([...plant, 'name', 'type'], 'integer'),
+    reported: /POST \/plants: \[prevent request property type changes\] expected request body property 'name' not to be narrowed/,
+  },
+  {
+    name: 'removing a status (409 from createPlant)',
+    edit: (spec) => spec.deleteIn(['paths', '/plants', 'post', 'responses', '409']),
+    reported: /POST \/plants: .*must not remove response status code 409/,
+  },
+  {
+    name: 'removing an operation (getReadiness)',
+    edit: (spec) => spec.deleteIn(['paths', '/readyz']),
+    reported: /GET \/readyz: \[prevent operation removal\] cannot remove an operation/,
+  },
+]
+
+const additiveEdits: Edit[] = [
+  (spec) => spec.setIn([...plant, 'colour'], { description: 'The colour of its leaves.', type: 'string' }),
+  (spec) => spec.setIn(['components', 'schemas', 'Plant', 'examples'], [{ name: 'Monstera', tag: 'aroid', colour: 'green' }]),
+  (spec) => spec.setIn(['paths', '/plants', 'post', 'responses', '200', 'headers'], {
+    'X-Plant-Created': { description: 'Whether this request stored the plant.', schema: { type: 'boolean' } },
+  }),
+  (spec) => spec.setIn(['paths', '/plants/{id}'], {
+    get: {
+      operationId: 'getPlant',
+      summary: 'Read a plant',
+      parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'integer', format: 'int64' } }],
+      responses: { 200: { description: 'The plant.', content: { 'application/json': { schema: { $ref: '#/components/schemas/Plant' } } } } },
+    },
+  }),
+]
+
+const checkedIn = runGate([])
+const broken = breakingEdits.map(({ edit }, index) => gateEditedSpec(`breaking-${index}`, releasedVersion, [edit]))
+// Renaming Plant.tag removes it too, so the first edit is left out of the run that makes them all.
+const allBreaks = breakingEdits.slice(1)
+const brokenInNextMajor = gateEditedSpec('breaking-next-major', nextMajorVersion, allBreaks.map(({ edit }) => edit))
+const added = gateEditedSpec('additive', releasedVersion, additiveEdits)
+const notSemantic = gateEditedSpec('not-semantic', 'v1', [])
+const backwards = gateEditedSpec('backwards', '0.9.0', [])
+
+t.test('the checked-in openapi.yaml passes against the released spec', async (t) => {
+  const { code, stdout, stderr } = await checkedIn
+  t.equal(code, 0, 'exits 0', { stdout, stderr })
+  t.match(stdout, /^Breaking-change gate: openapi\.yaml \(.+\) against the released contract\/released\/openapi\.yaml \(/)
+})
+
+for (const [index, { name, reported }] of breakingEdits.entries()) {
+  t.test(`${name} fails, saying what broke`, async (t) => {
+    const { code, stdout, stderr } = await broken[index]!
+    t.equal(code, 1, 'exits 1', { stdout, stderr })
+    t.match(stdout, `BREAKING: ${join(folder, `breaking-${index}.yaml`)} would break clients of the released ${releasedVersion}:`)
+    t.match(stdout, reported)
+    t.match(stdout, `set info.version in ${join(folder, `breaking-${index}.yaml`)} to ${nextMajorVersion}.`)
+  })
+}
+
+t.test(`the same breaking edits pass when info.version goes to ${nextMajorVersion}, still listed`, async (t) => {
+  const { code, stdout, stderr } = await brokenInNextMajor
+  t.equal(code, 0, 'exits 0', { stdout, stderr })
+  t.match(stdout, `breaks clients of ${releasedVersion}, as its new major version ${nextMajorVersion} says it may:`)
+  for (const { reported } of allBreaks) t.match(stdout, reported)
+})
+
+t.test('additive edits pass: an optional field, examples, an optional response header, an operation', async (t) => {
+  const { code, stdout, stderr } = await added
+  t.equal(code, 0, 'exits 0', { stdout, stderr })
+  t.match(stdout, `No breaking change: every client of ${releasedVersion} works with`)
+})
+
+t.test('an info.version that is not MAJOR.MINOR.PATCH, or goes back a major, fails before any diff', async (t) => {
+  const [semantic, back] = await Promise.all([notSemantic, backwards])
+  t.equal(semantic.code, 1, 'a version that is not semantic')
+  t.match(semantic.stderr, /info\.version "v1" is not MAJOR\.MINOR\.PATCH/)
+  t.equal(back.code, 1, 'a version that goes back')
+  t.match(back.stderr, `info.version 0.9.0 goes back from the released ${releasedVersion}`)
+})
