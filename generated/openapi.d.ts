@@ -244,6 +244,15 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description A path parameter does not match its schema (40003), or the HTTP request is malformed (40007). */
+        InvalidParameter: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description No such resource (40401). */
         NotFound: {
             headers: {
@@ -482,7 +491,7 @@ export interface operations {
                     "text/javascript": string;
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["InvalidParameter"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
             431: components["responses"]["HeaderFieldsTooLarge"];

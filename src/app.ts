@@ -63,8 +63,9 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
     ajv: {
       // The spec is exact: "12" is not an integer, 123 is not a string, and nothing is
       // added to or removed from the body the handler sees. This applies to every part of a
-      // request; the spec declares no query, path or header parameters, which arrive as
-      // strings and will need a converting validator of their own (setValidatorCompiler).
+      // request. Its only parameter is a string (the asset of /docs/{asset}); a number or
+      // boolean in a query, path or header parameter arrives as a string and will need a
+      // converting validator of its own (setValidatorCompiler).
       customOptions: { coerceTypes: false, useDefaults: false, removeAdditional: false, allErrors: false },
       plugins: [addExactInt64Keyword],
     },

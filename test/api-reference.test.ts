@@ -9,7 +9,9 @@ t.test('the API reference page is public HTML that loads only files the service 
   const page = await send({ method: 'GET', url: '/docs' })
   t.equal(page.statusCode, 200)
   t.equal(page.headers['content-type'], 'text/html; charset=utf-8')
-  t.match(page.headers['content-security-policy'], /default-src 'self'; script-src 'self'/)
+  t.equal(page.headers['content-security-policy'], "default-src 'self'; script-src 'self'; " +
+    "style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self' http://127.0.0.1:3000; " +
+    "frame-ancestors 'none'; base-uri 'none'; form-action 'none'", 'requests go only to this service and the spec\'s servers')
   const sources = [...String(page.body).matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1])
   t.same(sources, ['data:,', 'docs/swagger-ui.css', 'docs/swagger-ui-bundle.js', 'docs/api-reference.js'],
     'relative URLs only: no CDN, and any BASE_PATH works')
@@ -36,10 +38,19 @@ t.test('an unknown file is a 404 and a malformed name a 400, each an Error body'
   const unknown = await send({ method: 'GET', url: '/docs/index.html?x=1' })
   t.equal(unknown.statusCode, 404)
   t.same(unknown.body, { error: 40401, message: 'no route for GET /docs/index.html' })
-  for (const url of ['/docs/..%2Fpackage.json', '/docs/', `/docs/${'a'.repeat(65)}`]) {
+  for (const url of ['/docs/..%2Fpackage.json', '/docs/', `/docs/${'a'.repeat(65)}`, '/docs/a%00b']) {
     const malformed = await send({ method: 'GET', url })
     t.equal(malformed.statusCode, 400, url)
     t.equal((malformed.body as { error: number }).error, 40003, url)
+  }
+})
+
+t.test('other methods on the page and its files are 405s, an empty file name included', async (t) => {
+  const { send } = await buildTestApp(t)
+  for (const [method, url] of [['POST', '/docs'], ['POST', '/docs/'], ['DELETE', '/docs/x.js']] as const) {
+    const answer = await send({ method, url })
+    t.equal(answer.statusCode, 405, `${method} ${url}`)
+    t.equal(answer.headers.allow, 'GET', `${method} ${url}`)
   }
 })
 

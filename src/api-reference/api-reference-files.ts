@@ -33,11 +33,14 @@ export const apiReferencePage = `<!doctype html>
 `
 
 // Swagger UI reads the served openapi.yaml; "Try it out" sends requests to the spec's first
-// server, ".", which is this service whatever its host, port and BASE_PATH.
+// server, ".", which is this service whatever its host, port and BASE_PATH. No online validator
+// badge, and no loading another document from the page's query string.
 const startUpScript = `window.addEventListener('load', function () {
   window.apiReference = SwaggerUIBundle({
     url: new URL('openapi.yaml', window.location.href).href,
     dom_id: '#api-reference',
+    validatorUrl: null,
+    queryConfigEnabled: false,
     deepLinking: true,
     presets: [SwaggerUIBundle.presets.apis],
     layout: 'BaseLayout',
@@ -45,12 +48,16 @@ const startUpScript = `window.addEventListener('load', function () {
 })
 `
 
+let files: ReadonlyMap<string, ApiReferenceFile> | undefined
+
+// Read on first use and kept: the bundle is 1.7 MB, and tests build many apps.
 export function loadApiReferenceFiles (): ReadonlyMap<string, ApiReferenceFile> {
   const fromSwaggerUi = (name: string, contentType: string): [string, ApiReferenceFile] =>
     [name, { contentType, body: readFileSync(join(swaggerUiFolder, name), 'utf8') }]
-  return new Map([
+  files ??= new Map([
     fromSwaggerUi('swagger-ui.css', 'text/css; charset=utf-8'),
     fromSwaggerUi('swagger-ui-bundle.js', 'text/javascript; charset=utf-8'),
     ['api-reference.js', { contentType: 'text/javascript; charset=utf-8', body: startUpScript }],
   ])
+  return files
 }

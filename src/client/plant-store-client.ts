@@ -39,13 +39,15 @@ export function createPlantStoreClient ({ baseUrl, token, fetch = globalThis.fet
 }
 
 // JSON.stringify cannot write a bigint: each is written as a string holding a marker that no
-// other string can contain (it is new for every body), and the quoted marker then gives way to
-// the bare digits. An integer number beyond 2^53 is refused, as its digits may not be the ones
-// the caller meant.
+// other string can contain (it is random and new for every body), and the quoted marker then
+// gives way to the bare digits. The replacer reads the holder's own value, before any toJSON
+// (a BigInt.prototype.toJSON polyfill would otherwise turn the id into a string). An integer
+// number beyond 2^53 is refused, as its digits may not be the ones the caller meant.
 function serializeJson (body: unknown): string {
-  const marker = `bigint:${crypto.randomUUID()}:`
-  const json = JSON.stringify(body, (key, value: unknown) => {
-    if (typeof value === 'bigint') return `${marker}${value}`
+  const marker = `bigint:${Array.from(crypto.getRandomValues(new Uint32Array(4)), (part) => part.toString(36)).join('')}:`
+  const json = JSON.stringify(body, function (this: Record<string, unknown>, key: string, value: unknown) {
+    const own = this[key]
+    if (typeof own === 'bigint') return `${marker}${own}`
     if (typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value)) {
       throw new RangeError(`${key} is ${value}, beyond 2^53 where a number no longer holds every integer: pass it as a bigint`)
     }

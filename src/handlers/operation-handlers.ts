@@ -21,7 +21,7 @@ export function createOperationHandlers ({ store, openApi }: HandlerDependencies
     getReadiness: getReadinessHandler(store),
     getOpenApiJson: getOpenApiJsonHandler(openApi),
     getOpenApiYaml: getOpenApiYamlHandler(openApi),
-    getApiReference: getApiReferenceHandler(),
+    getApiReference: getApiReferenceHandler(openApi),
     getApiReferenceAsset: getApiReferenceAssetHandler(loadApiReferenceFiles()),
   }
 }

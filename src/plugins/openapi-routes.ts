@@ -89,7 +89,8 @@ async function requireBody (request: FastifyRequest): Promise<void> {
 // read, for every method Node parses, even those Fastify cannot route (CONNECT included).
 function answerUnroutedRequests (app: FastifyInstance, document: OpenApiDocument, basePath: string): void {
   const declaredPaths = Object.entries(document.paths).map(([path, pathItem]) => ({
-    pattern: new RegExp(`^${escapeRegExp(basePath + path).replace(/\\{\w+\\}/g, '[^/]+')}$`),
+    // A parameter matches one segment, empty included, as Fastify's router matches it.
+    pattern: new RegExp(`^${escapeRegExp(basePath + path).replace(/\\{\w+\\}/g, '[^/]*')}$`),
     allowedMethods: httpMethods.filter((method) => pathItem[method] !== undefined).map((method) => method.toUpperCase()),
   }))
   const unrouted = (method: string, url: string): ApiError => {
