@@ -11,7 +11,9 @@
 #   bash scripts/record-released-spec.sh [GIT_REF]
 #
 # Optic (`optic diff` with its breaking-changes ruleset, scripts/check-breaking-changes.optic.yml)
-# finds the breaks; this script applies the version rule. Exit status: 0 when SPEC passes, 1 when
+# finds the breaks, and find-narrowed-request-constraints.mjs the narrowed request constraints
+# Optic does not compare (maxLength, minimum, pattern, format, ...); this script applies the
+# version rule. Exit status: 0 when SPEC passes, 1 when
 # it breaks clients without a new major version (or its version goes back), 2 when the gate
 # could not run.
 set -uo pipefail
@@ -77,7 +79,11 @@ if [ -s "$errors" ]; then
   echo "breaking-change gate: optic diff did not run cleanly (exit status $optic_status)" >&2
   exit 2
 fi
-if [ "$optic_status" -eq 0 ]; then
+narrowed=$(node "$root/scripts/find-narrowed-request-constraints.mjs" "$baseline" "$spec") || {
+  echo "breaking-change gate: could not compare the request constraints" >&2
+  exit 2
+}
+if [ "$optic_status" -eq 0 ] && [ -z "$narrowed" ]; then
   echo "No breaking change: every client of $baseline_version works with $spec."
   exit 0
 fi
@@ -103,10 +109,11 @@ breaks=$(awk '
     }
   }
 ' "$report")
-if [ -z "$breaks" ]; then
+if [ "$optic_status" -ne 0 ] && [ -z "$breaks" ]; then
   echo "breaking-change gate: optic diff failed (exit status $optic_status) without naming a breaking change" >&2
   exit 2
 fi
+breaks=$(printf '%s\n%s' "$breaks" "$narrowed" | sed '/^$/d')
 
 echo
 if [ "$spec_major" -gt "$baseline_major" ]; then

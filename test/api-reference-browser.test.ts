@@ -29,8 +29,20 @@ async function createPlantThroughTheDocs (t: Test, basePath: string, screenshotN
   const { port } = app.server.address() as AddressInfo
 
   const browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumFlags })
-  t.teardown(() => browser.close())
-  const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } })
+  const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } }).catch(async (error: unknown) => {
+    await browser.close()
+    throw error
+  })
+  // Whatever happens, the page as it ended is kept, then the browser closed: a failed run's
+  // screenshot says most.
+  t.teardown(async () => {
+    try {
+      mkdirSync(artifacts, { recursive: true })
+      await page.screenshot({ path: join(artifacts, `${screenshotName}-node${process.versions.node}.png`), fullPage: true })
+    } finally {
+      await browser.close()
+    }
+  })
   const problems: string[] = []
   page.on('console', (message) => { if (message.type() === 'error') problems.push(message.text()) })
   page.on('pageerror', (error) => problems.push(String(error)))
@@ -61,15 +73,12 @@ async function createPlantThroughTheDocs (t: Test, basePath: string, screenshotN
     'stored, with the id exact')
   t.same(problems, [], 'no errors in the page (a refused script or style would show here)')
   t.same(requestsElsewhere, [], 'the page loads nothing from anywhere else')
-
-  mkdirSync(artifacts, { recursive: true })
-  await operation.screenshot({ path: join(artifacts, screenshotName) })
 }
 
 t.test('in a browser, a person pastes a token into /docs and creates a plant', { skip }, async (t) => {
-  await createPlantThroughTheDocs(t, '', 'api-reference-create-plant.png')
+  await createPlantThroughTheDocs(t, '', 'api-reference-create-plant')
 })
 
 t.test('the same under a BASE_PATH', { skip }, async (t) => {
-  await createPlantThroughTheDocs(t, '/api/v1', 'api-reference-create-plant-base-path.png')
+  await createPlantThroughTheDocs(t, '/api/v1', 'api-reference-create-plant-base-path')
 })
