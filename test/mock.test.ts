@@ -1,23 +1,14 @@
 import { type ChildProcess, spawn } from 'node:child_process'
-import { once } from 'node:events'
-import { createServer, type AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { assertExchangeMatchesSpec } from './contract.js'
+import { freePort } from './free-port.js'
 
 // `npm run mock` is Stoplight Prism serving openapi.yaml alone: consumers can build against the
 // contract before any service is deployed. Here it runs as that script runs it, on a free port.
 
 const projectRoot = join(import.meta.dirname, '..')
 const prism = join(projectRoot, 'node_modules', '.bin', 'prism')
-
-async function freePort (): Promise<number> {
-  const probe = createServer().listen(0, '127.0.0.1')
-  await once(probe, 'listening')
-  const { port } = probe.address() as AddressInfo
-  await new Promise((resolve) => probe.close(resolve))
-  return port
-}
 
 async function startMock (t: Test): Promise<string> {
   const port = await freePort()

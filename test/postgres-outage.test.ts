@@ -1,9 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import pg from 'pg'
 import t, { type Test } from 'tap'
 import { buildTestApp, type CheckedResponse, type TestApp } from './helper.js'
 import { privatePostgres, privatePostgresSkipReason } from './private-postgres.js'
-import type { StoredPlantRow } from './stored-plants.js'
+import { readPostgresPlants } from './test-databases.js'
 
 // A real PostgreSQL that is not there yet, comes, goes and comes back. While it is away every
 // answer is a prompt 503 a client may retry; once it is back the service recovers by itself,
@@ -32,19 +31,6 @@ async function waitUntilReady ({ send }: TestApp): Promise<CheckedResponse> {
     const answer = await send({ method: 'GET', url: '/readyz' })
     if (answer.statusCode === 200 || Date.now() > deadline) return answer
     await sleep(100)
-  }
-}
-
-async function readStoredPlants (url: string): Promise<StoredPlantRow[]> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    // Ordered by the bigint column itself: the text of the ids would sort 10 before 9.
-    const { rows } = await client.query<{ id_text: string, name: string, tag: string | null }>(
-      'SELECT id::text AS id_text, name, tag FROM plants ORDER BY id')
-    return rows.map(({ id_text: idText, name, tag }) => ({ id: BigInt(idText), name, tag }))
-  } finally {
-    await client.end()
   }
 }
 
@@ -83,7 +69,7 @@ t.test('a PostgreSQL outage is a prompt 503, and the service recovers by itself 
   t.same(replay.body, { name: 'Fern', tag: 'fern' })
   t.equal((await testApp.createPlant({ ...fern, name: 'Bracken' })).statusCode, 409, 'its id is still taken')
   t.equal((await testApp.createPlant(aloe)).statusCode, 200, 'the create refused during the outage succeeds now')
-  t.same(await readStoredPlants(database.url), [
+  t.same(await readPostgresPlants(database.url), [
     { id: 1n, name: 'Fern', tag: 'fern' },
     { id: 2n, name: 'Aloe', tag: null },
   ])

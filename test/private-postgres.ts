@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process'
 import { appendFileSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import type { Test } from 'tap'
+import { freePort } from './free-port.js'
 
 // A PostgreSQL cluster of one test's own, in a temporary folder, that the test may stop and
 // start at will without disturbing the shared server the other test files use in parallel.
@@ -95,17 +95,4 @@ export async function privatePostgres (t: Test): Promise<PrivatePostgres> {
 async function postgresUser (): Promise<{ uid: number, gid: number }> {
   const [uid, gid] = await Promise.all([run('id', ['-u', 'postgres']), run('id', ['-g', 'postgres'])])
   return { uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) }
-}
-
-// A port nothing listens on right now: the operating system picks it, and it is released at once.
-async function freePort (): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', resolve)
-  })
-  const address = server.address()
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  if (address === null || typeof address === 'string') throw new Error('no TCP port was assigned')
-  return address.port
 }

@@ -50,12 +50,7 @@ export async function postgresTestDatabase (t: Test): Promise<PostgresTestDataba
     backend: 'PostgreSQL',
     schema,
     url: postgresUrlWithSchema(testPostgresUrl, schema),
-    readStoredPlants: async () => {
-      // Ordered by the bigint column itself: the text of the ids would sort 10 before 9.
-      const rows = await runAsAdmin<{ id_text: string, name: string, tag: string | null }>(
-        `SELECT id::text AS id_text, name, tag FROM ${schema}.plants ORDER BY id`)
-      return rows.map(({ id_text: idText, name, tag }) => ({ id: BigInt(idText), name, tag }))
-    },
+    readStoredPlants: async () => readPostgresPlants(testPostgresUrl, `${schema}.plants`),
   }
 }
 
@@ -66,8 +61,21 @@ export function postgresUrlWithSchema (url: string, schema: string): string {
   return withSchema.toString()
 }
 
+// What a PostgreSQL table of plants holds, read through a connection of its own, ids as exact
+// bigints (as text across the driver).
+export async function readPostgresPlants (connectionString: string, table = 'plants'): Promise<StoredPlantRow[]> {
+  // Ordered by the bigint column itself: the text of the ids would sort 10 before 9.
+  const rows = await runSql<{ id_text: string, name: string, tag: string | null }>(
+    connectionString, `SELECT id::text AS id_text, name, tag FROM ${table} ORDER BY id`)
+  return rows.map(({ id_text: idText, name, tag }) => ({ id: BigInt(idText), name, tag }))
+}
+
 export async function runAsAdmin<Row extends object = object> (sql: string, values: unknown[] = []): Promise<Row[]> {
-  const client = new pg.Client({ connectionString: testPostgresUrl })
+  return runSql<Row>(testPostgresUrl, sql, values)
+}
+
+async function runSql<Row extends object> (connectionString: string, sql: string, values: unknown[] = []): Promise<Row[]> {
+  const client = new pg.Client({ connectionString })
   await client.connect()
   try {
     return (await client.query<Row>(sql, values)).rows
