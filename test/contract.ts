@@ -2,7 +2,7 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
 import type { Response as InjectResponse } from 'light-my-request'
 import type { Test } from 'tap'
-import { httpMethods, loadOpenApiDocument } from '../src/spec/openapi-document.js'
+import { httpMethods, loadOpenApiDocument, pathTemplatePattern } from '../src/spec/openapi-document.js'
 
 // Checks responses against openapi.yaml itself, never against a hand-copied schema: the status
 // must be declared for the operation (404 and 405 answer with the Error schema), the media
@@ -88,13 +88,12 @@ export function assertExchangeMatchesSpec (t: Test, exchange: Exchange, basePath
   return checkBody(t, exchange, responseObject.content ?? {}, `${responsePointer}/content`)
 }
 
-// The declared path a concrete one falls under: itself, or a template such as /docs/{asset}
-// whose parameters each match one segment, empty included, as the router matches them.
+// The declared path a concrete one falls under: itself, or a template such as /docs/{asset},
+// matched as the service's router matches it. Exact paths are tried first.
+const declaredPaths = Object.keys(document.paths).map((path) => ({ path, pattern: pathTemplatePattern(path) }))
 function declaredPathFor (concrete: string): string | undefined {
-  const declared = Object.keys(document.paths as object)
-  return declared.find((path) => path === concrete) ?? declared.find((path) =>
-    new RegExp(`^${path.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&')).join('[^/]*')}$`)
-      .test(concrete))
+  return declaredPaths.find(({ path }) => path === concrete)?.path ??
+    declaredPaths.find(({ pattern }) => pattern.test(concrete))?.path
 }
 
 function checkBody (t: Test, exchange: Exchange, content: Record<string, MediaType>, contentPointer: string): unknown {

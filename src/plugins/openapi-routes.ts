@@ -10,8 +10,8 @@ import { type ApiError, MethodNotAllowedError, NotFoundError, SchemaViolationErr
 import { writeRawErrorResponse } from '../http/client-error-response.js'
 import { markInt64Schemas } from '../spec/exact-int64.js'
 import {
-  httpMethods, listOperations, securityOf, type LoadedOpenApiDocument, type OpenApiDocument,
-  type OperationEntry,
+  httpMethods, listOperations, pathTemplatePattern, securityOf, type LoadedOpenApiDocument,
+  type OpenApiDocument, type OperationEntry,
 } from '../spec/openapi-document.js'
 
 export interface OpenApiRoutesOptions {
@@ -89,8 +89,7 @@ async function requireBody (request: FastifyRequest): Promise<void> {
 // read, for every method Node parses, even those Fastify cannot route (CONNECT included).
 function answerUnroutedRequests (app: FastifyInstance, document: OpenApiDocument, basePath: string): void {
   const declaredPaths = Object.entries(document.paths).map(([path, pathItem]) => ({
-    // A parameter matches one segment, empty included, as Fastify's router matches it.
-    pattern: new RegExp(`^${escapeRegExp(basePath + path).replace(/\\{\w+\\}/g, '[^/]*')}$`),
+    pattern: pathTemplatePattern(path, basePath),
     allowedMethods: httpMethods.filter((method) => pathItem[method] !== undefined).map((method) => method.toUpperCase()),
   }))
   const unrouted = (method: string, url: string): ApiError => {
@@ -125,9 +124,6 @@ function routablePath (url: string): string {
   }
 }
 
-function escapeRegExp (text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-}
 
 // OpenAPI writes path parameters as {name}, Fastify as :name.
 function toFastifyPath (openapiPath: string): string {

@@ -56,6 +56,14 @@ export function loadOpenApiDocument (file = findOpenApiFile()): LoadedOpenApiDoc
   return { document: parseYaml(yamlText) as OpenApiDocument, yamlText }
 }
 
+// Matches the concrete paths a declared one stands for: itself, or for a template such as
+// /docs/{asset}, any value of each parameter within one segment, empty included, as Fastify's
+// router matches them. `prefix` is BASE_PATH.
+export function pathTemplatePattern (path: string, prefix = ''): RegExp {
+  const escaped = (prefix + path).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+  return new RegExp(`^${escaped.replace(/\\\{\w+\\\}/g, '[^/]*')}$`)
+}
+
 export function listOperations (document: OpenApiDocument): OperationEntry[] {
   return Object.entries(document.paths).flatMap(([path, pathItem]) =>
     httpMethods.flatMap((method) => {
