@@ -1,19 +1,17 @@
-import { execFile } from 'node:child_process'
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 import t, { type Test } from 'tap'
 import { parseDocument } from 'yaml'
 import { loadOpenApiDocument } from '../src/spec/openapi-document.js'
 import { buildTestApp } from './helper.js'
+import { runCommand } from './run-command.js'
 
 // The backend team's loop, as the README tells it, on a copy of the project: edit openapi.yaml,
 // `npm run generate`, `npm run typecheck`; validation follows the spec with no code change, and
 // the compiler points at the handler when a change needs one.
 
 const projectRoot = join(import.meta.dirname, '..')
-const run = promisify(execFile)
 
 function copyProject (t: Test): string {
   const copy = mkdtempSync(join(tmpdir(), 'plant-store-workflow-'))
@@ -33,13 +31,8 @@ function editSpec (copy: string, edit: (spec: ReturnType<typeof parseDocument>) 
 }
 
 async function npmRun (copy: string, script: string): Promise<{ ok: boolean, output: string }> {
-  try {
-    const { stdout, stderr } = await run('npm', ['run', '--silent', script], { cwd: copy, timeout: 120_000 })
-    return { ok: true, output: stdout + stderr }
-  } catch (error) {
-    const { stdout = '', stderr = '' } = error as { stdout?: string, stderr?: string }
-    return { ok: false, output: stdout + stderr }
-  }
+  const { code, stdout, stderr } = await runCommand('npm', ['run', '--silent', script], { cwd: copy, timeout: 120_000 })
+  return { ok: code === 0, output: stdout + stderr }
 }
 
 t.test('an optional property, an example and a maxLength: regenerate, type-check, and the service enforces it unchanged', async (t) => {

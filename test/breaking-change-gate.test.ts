@@ -1,9 +1,8 @@
-import { execFile } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 import t from 'tap'
 import { parseDocument, type Document } from 'yaml'
+import { type CommandResult, runCommand } from './run-command.js'
 
 // The breaking-change gate (`npm run check:breaking`) on edited copies of openapi.yaml, each
 // compared with the committed spec of the last release. Optic takes seconds a run, so the runs
@@ -14,10 +13,8 @@ const gateScript = join(projectRoot, 'scripts', 'check-breaking-changes.sh')
 const releasedVersion = String(parseDocument(readFileSync(join(projectRoot, 'contract', 'released', 'openapi.yaml'), 'utf8')).getIn(['info', 'version']))
 const nextMajorVersion = `${Number(releasedVersion.split('.')[0]) + 1}.0.0`
 const folder = t.testdir()
-const run = promisify(execFile)
 
 type Edit = (spec: Document) => void
-interface GateResult { code: number, stdout: string, stderr: string }
 
 let running = 0
 const waiting: Array<() => void> = []
@@ -32,20 +29,12 @@ async function inTurn<T> (work: () => Promise<T>): Promise<T> {
   }
 }
 
-async function runGate (args: string[]): Promise<GateResult> {
-  return inTurn(async () => {
-    try {
-      const { stdout, stderr } = await run('bash', [gateScript, ...args], { cwd: projectRoot, timeout: 120_000 })
-      return { code: 0, stdout, stderr }
-    } catch (error) {
-      const { code, stdout, stderr, signal } = error as GateResult & { signal?: string }
-      return { code, stdout, stderr: signal === undefined || signal === null ? stderr : `${stderr}\n(stopped by ${signal} after 120 s)` }
-    }
-  })
+async function runGate (args: string[]): Promise<CommandResult> {
+  return inTurn(() => runCommand('bash', [gateScript, ...args], { cwd: projectRoot, timeout: 120_000 }))
 }
 
 // openapi.yaml with the edits and info.version given, written to a file of its own and gated.
-function gateEditedSpec (name: string, version: string, edits: Edit[]): Promise<GateResult> {
+function gateEditedSpec (name: string, version: string, edits: Edit[]): Promise<CommandResult> {
   const spec = parseDocument(readFileSync(join(projectRoot, 'openapi.yaml'), 'utf8'))
   for (const edit of edits) edit(spec)
   spec.setIn(['info', 'version'], version)

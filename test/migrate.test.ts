@@ -1,24 +1,16 @@
-import { execFile } from 'node:child_process'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 import t from 'tap'
 import { postgresSkipReason, postgresTestDatabase, runAsAdmin } from './test-databases.js'
+import { type CommandResult, runCommand } from './run-command.js'
 import { readStoredPlants } from './stored-plants.js'
 
 // `npm run migrate` is `npm run build && node dist/src/migrate.js`; `npm test` has built it.
 const migrateScript = join(import.meta.dirname, '..', 'dist', 'src', 'migrate.js')
-const run = promisify(execFile)
 
-async function migrate (databaseUrl: string): Promise<{ code: number, stdout: string, stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [migrateScript], {
-      env: { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl }, timeout: 20_000,
-    })
-    return { code: 0, stdout, stderr }
-  } catch (error) {
-    const { code, stdout, stderr } = error as { code: number, stdout: string, stderr: string }
-    return { code, stdout, stderr }
-  }
+async function migrate (databaseUrl: string): Promise<CommandResult> {
+  return runCommand(process.execPath, [migrateScript], {
+    env: { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl }, timeout: 20_000,
+  })
 }
 
 t.test('migrate applies the PostgreSQL migrations without starting a server, and is safe to run again', { skip: postgresSkipReason }, async (t) => {
