@@ -1,0 +1,40 @@
+export interface Measurement {
+  readonly requestsPerSecond: number
+  readonly ratioToBare: number
+  readonly p50Ms: number
+  readonly p99Ms: number
+  readonly peakResidentMiB: number
+  readonly failures: number
+}
+
+export interface ScenarioSummary {
+  readonly name: string
+  readonly runs: readonly Measurement[]
+}
+
+export function median (values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  if (sorted.length === 0) return Number.NaN
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
+}
+
+// Medians over the runs for speed and latency (the machine is shared and noisy), the highest
+// resident memory seen in any run, and every failed request counted.
+export function formatTable (scenarios: readonly ScenarioSummary[]): string {
+  const header = ['scenario', 'req/s', 'ratio to bare', 'p50 ms', 'p99 ms', 'peak RSS MiB', 'non-2xx or errors']
+  const rows = scenarios.map(({ name, runs }) => [
+    name,
+    Math.round(median(runs.map((run) => run.requestsPerSecond))).toLocaleString('en-US'),
+    `${Math.round(median(runs.map((run) => run.ratioToBare)) * 100)}%`,
+    median(runs.map((run) => run.p50Ms)).toFixed(0),
+    median(runs.map((run) => run.p99Ms)).toFixed(0),
+    Math.max(...runs.map((run) => run.peakResidentMiB)).toFixed(0),
+    String(runs.reduce((sum, run) => sum + run.failures, 0)),
+  ])
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)))
+  const line = (cells: readonly string[]): string =>
+    `| ${cells.map((cell, column) => column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!)).join(' | ')} |`
+  const rule = `|${widths.map((width, column) => column === 0 ? `-${'-'.repeat(width)}-` : `-${'-'.repeat(width)}:`).join('|')}|`
+  return [line(header), rule, ...rows.map(line)].join('\n')
+}

@@ -1,0 +1,169 @@
+import { randomBytes } from 'node:crypto'
+import { cpus, tmpdir } from 'node:os'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import pg from 'pg'
+import { runLoad } from './load.js'
+import { formatTable, type Measurement, type ScenarioSummary } from './report.js'
+import { type ServerProcess, startServerProcess } from './server-process.js'
+
+// `npm run bench`: the service on SQLite and on PostgreSQL against a bare Fastify route, loaded
+// in turn, round after round, from this process. Prints the medians and stops by itself.
+const { values: options } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '3' },
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '32' },
+    'postgres-url': { type: 'string', default: process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test' },
+    'log-level': { type: 'string', default: 'info' },
+  },
+})
+const rounds = Number(options.rounds)
+const durationSeconds = Number(options.duration)
+const connections = Number(options.connections)
+
+const serverScript = join(import.meta.dirname, '..', 'src', 'server.js')
+const bareServerScript = join(import.meta.dirname, 'bare-fastify-server.js')
+const replayedIdCount = 1000
+const token = randomBytes(32).toString('base64url')
+
+// Ids above the replayed ones, never sent twice in a run.
+let lastFreshId = BigInt(replayedIdCount)
+const plantBody = (id: bigint): string => `{"id":${id},"name":"Fern","tag":"shade"}`
+const freshBody = (): string => plantBody(++lastFreshId)
+let lastReplayedId = 0n
+const replayBody = (): string => plantBody(BigInt(1 + Number(lastReplayedId++ % BigInt(replayedIdCount))))
+
+interface Scenario {
+  readonly name: string
+  readonly server: ServerProcess
+  readonly token?: string
+  readonly nextBody: () => string
+}
+
+async function main (): Promise<void> {
+  const workFolder = mkdtempSync(join(tmpdir(), 'plant-store-bench-'))
+  const started: ServerProcess[] = []
+  let dropPostgresSchema = async (): Promise<void> => undefined
+  try {
+    const bare = await startServerProcess(bareServerScript, {}, join(workFolder, 'bare.log'))
+    started.push(bare)
+    const scenarios: Scenario[] = [{ name: 'bare Fastify route', server: bare, nextBody: freshBody }]
+
+    const sqlite = await startService(`sqlite:${join(workFolder, 'plants.db')}`, join(workFolder, 'sqlite.log'))
+    started.push(sqlite)
+    scenarios.push(...await backendScenarios('SQLite', sqlite))
+
+    const postgres = await preparePostgres(options['postgres-url'])
+    if (typeof postgres === 'string') {
+      process.stdout.write(`PostgreSQL skipped: ${postgres}\n`)
+    } else {
+      dropPostgresSchema = postgres.drop
+      const service = await startService(postgres.url, join(workFolder, 'postgres.log'))
+      started.push(service)
+      scenarios.push(...await backendScenarios('PostgreSQL', service))
+    }
+
+    process.stdout.write(`${rounds} rounds of ${durationSeconds} s per scenario, ${connections} connections; warming up\n`)
+    for (const scenario of scenarios) await measure(scenario, Math.min(3, durationSeconds))
+
+    const runs = new Map<string, Measurement[]>(scenarios.map(({ name }) => [name, []]))
+    for (let round = 1; round <= rounds; round++) {
+      let bareRequestsPerSecond = Number.NaN
+      for (const scenario of scenarios) {
+        const run = await measure(scenario, durationSeconds)
+        if (scenario.server === bare) bareRequestsPerSecond = run.requestsPerSecond
+        const measurement = { ...run, ratioToBare: run.requestsPerSecond / bareRequestsPerSecond }
+        runs.get(scenario.name)!.push(measurement)
+        process.stdout.write(`round ${round}: ${scenario.name}: ${Math.round(run.requestsPerSecond)} req/s, ` +
+          `p99 ${run.p99Ms} ms, RSS ${run.peakResidentMiB.toFixed(0)} MiB, failures ${run.failures}\n`)
+      }
+    }
+
+    const summaries: ScenarioSummary[] = scenarios.map(({ name }) => ({ name, runs: runs.get(name)! }))
+    process.stdout.write(`\n${formatTable(summaries)}\n\n`)
+    process.stdout.write(`${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}; ` +
+      `medians of ${rounds} runs of ${durationSeconds} s, ${connections} connections; the service logs at ${options['log-level']}\n`)
+    const failures = summaries.reduce((sum, { runs }) => sum + runs.reduce((total, run) => total + run.failures, 0), 0)
+    if (failures > 0) {
+      process.stdout.write(`${failures} requests failed or were answered with a non-2xx status\n`)
+      process.exitCode = 1
+    }
+  } finally {
+    for (const server of started) await server.stop()
+    await dropPostgresSchema()
+    rmSync(workFolder, { recursive: true, force: true })
+  }
+}
+
+async function startService (databaseUrl: string, logFile: string): Promise<ServerProcess> {
+  return startServerProcess(serverScript, {
+    DATABASE_URL: databaseUrl, API_TOKENS: token, LOG_LEVEL: options['log-level'],
+  }, logFile)
+}
+
+// Fresh ids, and replays of plants stored beforehand (the same id and body: a 200 again).
+async function backendScenarios (backend: string, server: ServerProcess): Promise<Scenario[]> {
+  await storeReplayedPlants(server)
+  return [
+    { name: `${backend}, new plants`, server, token, nextBody: freshBody },
+    { name: `${backend}, replays`, server, token, nextBody: replayBody },
+  ]
+}
+
+async function storeReplayedPlants (server: ServerProcess): Promise<void> {
+  for (let first = 1; first <= replayedIdCount; first += connections) {
+    const ids = Array.from({ length: Math.min(connections, replayedIdCount - first + 1) }, (_, index) => BigInt(first + index))
+    await Promise.all(ids.map(async (id) => {
+      const response = await fetch(`${server.baseUrl}/plants`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: plantBody(id),
+      })
+      if (response.status !== 200) throw new Error(`storing plant ${id} got ${response.status}: ${await response.text()}`)
+    }))
+  }
+}
+
+async function measure (scenario: Scenario, seconds: number): Promise<Omit<Measurement, 'ratioToBare'>> {
+  let peakResidentMiB = scenario.server.residentMemoryMiB()
+  const sampler = setInterval(() => {
+    peakResidentMiB = Math.max(peakResidentMiB, scenario.server.residentMemoryMiB())
+  }, 250)
+  try {
+    const result = await runLoad({
+      url: `${scenario.server.baseUrl}/plants`,
+      ...(scenario.token === undefined ? {} : { token: scenario.token }),
+      connections,
+      durationSeconds: seconds,
+      nextBody: scenario.nextBody,
+    })
+    return { ...result, peakResidentMiB }
+  } finally {
+    clearInterval(sampler)
+  }
+}
+
+// A schema of its own, dropped afterwards; or why PostgreSQL cannot be benchmarked here.
+async function preparePostgres (url: string): Promise<string | { url: string, drop: () => Promise<void> }> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 })
+  try {
+    await client.connect()
+  } catch (error) {
+    return `PostgreSQL is not reachable at ${url} (${error instanceof Error ? error.message : String(error)}); set BENCH_POSTGRES_URL`
+  }
+  const schema = `plant_store_bench_${randomBytes(6).toString('hex')}`
+  await client.query(`CREATE SCHEMA ${schema}`)
+  const withSchema = new URL(url)
+  withSchema.searchParams.set('options', `-c search_path=${schema}`)
+  return {
+    url: withSchema.toString(),
+    drop: async () => {
+      await client.query(`DROP SCHEMA ${schema} CASCADE`)
+      await client.end()
+    },
+  }
+}
+
+await main()

@@ -1,0 +1,93 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { openSync, readFileSync, closeSync } from 'node:fs'
+import { connect, createServer } from 'node:net'
+import { setTimeout as sleep } from 'node:timers/promises'
+
+export interface ServerProcess {
+  readonly baseUrl: string
+  readonly pid: number
+  // Resident memory now, in MiB, read from /proc.
+  readonly residentMemoryMiB: () => number
+  readonly stop: () => Promise<void>
+}
+
+// Every started process, so an interrupted benchmark still stops them all.
+const running = new Set<ChildProcess>()
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    for (const child of running) child.kill('SIGKILL')
+    process.exit(130)
+  })
+}
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL')
+})
+
+// Starts `node <script>` listening on a free port of 127.0.0.1 given as PORT, with its output
+// going to logFile (as a deployed service's would, and so that reading it costs the load
+// generator nothing), and waits until the port accepts connections.
+export async function startServerProcess (
+  script: string, environment: Record<string, string>, logFile: string,
+): Promise<ServerProcess> {
+  const port = await freePort()
+  const log = openSync(logFile, 'w')
+  const child = spawn(process.execPath, [script], {
+    env: { PATH: process.env.PATH ?? '', ...environment, HOST: '127.0.0.1', PORT: String(port) },
+    stdio: ['ignore', log, log],
+  })
+  closeSync(log)
+  running.add(child)
+  child.on('exit', () => running.delete(child))
+
+  const deadline = Date.now() + 20_000
+  while (Date.now() < deadline) {
+    if (child.pid !== undefined && await acceptsConnections(port)) {
+      const pid = child.pid
+      return {
+        baseUrl: `http://127.0.0.1:${port}`, pid, residentMemoryMiB: () => residentMemoryMiB(pid), stop: async () => stopProcess(child),
+      }
+    }
+    if (child.exitCode !== null) break
+    await sleep(50)
+  }
+  child.kill('SIGKILL')
+  throw new Error(`${script} did not start; its output:\n${readFileSync(logFile, 'utf8')}`)
+}
+
+async function freePort (): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', resolve)
+  })
+  const address = server.address()
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  if (address === null || typeof address === 'string') throw new Error('no TCP port was assigned')
+  return address.port
+}
+
+async function acceptsConnections (port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1')
+    socket.once('connect', () => { socket.destroy(); resolve(true) })
+    socket.once('error', () => resolve(false))
+  })
+}
+
+function residentMemoryMiB (pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  const kib = /^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1]
+  if (kib === undefined) throw new Error(`no VmRSS for process ${pid}`)
+  return Number(kib) / 1024
+}
+
+async function stopProcess (child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  child.kill('SIGTERM')
+  const stoppedInTime = await Promise.race([exited.then(() => true), sleep(15_000, false)])
+  if (!stoppedInTime) {
+    child.kill('SIGKILL')
+    await exited
+  }
+}
