@@ -1,8 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import { parseIntoClientConfig } from 'pg-connection-string'
+import { type CreateResult, isSamePlant, toCreatePlantOutcome } from '../create-outcome.js'
+import { GroupCommit } from '../group-commit.js'
 import type { CreatePlantOutcome, PlantRecord, PlantStore } from '../plant-store.js'
-import { PlantConflictError, StoreUnavailableError } from '../store-errors.js'
+import { StoreUnavailableError } from '../store-errors.js'
 import { isTransientPostgresError } from './postgres-errors.js'
 import { applyPostgresMigrations } from './postgres-migrations.js'
 
@@ -18,6 +20,9 @@ export interface PostgresPlantStoreOptions {
   readonly statementTimeoutMs?: number
   // An idle connection that breaks (the server restarted) is dropped and replaced; this is told.
   readonly onIdleConnectionError?: (error: Error) => void
+  // The most creates sent in one statement, and how many such statements may run at once.
+  readonly maxBatchSize?: number
+  readonly maxBatchesInFlight?: number
 }
 
 interface StoredRow {
@@ -25,9 +30,26 @@ interface StoredRow {
   tag: string | null
 }
 
+interface BatchRow extends Partial<StoredRow> {
+  id: string
+  inserted: boolean
+}
+
 // Named statements are prepared once per connection by the driver and reused after that.
-const insertPlant = 'INSERT INTO plants (id, name, tag) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING'
-const selectPlant = 'SELECT name, tag FROM plants WHERE id = $1'
+// One statement stores a whole batch of plants with distinct ids, in the batch's order, and
+// says of each whether it was inserted and, if not, what is stored under its id. That stored
+// row is read from the statement's snapshot, so it is missing when another session committed
+// it after the statement began; selectPlants then reads it afresh.
+const insertPlants = `WITH batch AS (
+  SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) WITH ORDINALITY AS batch (id, name, tag, position)
+), inserted AS (
+  INSERT INTO plants (id, name, tag) SELECT id, name, tag FROM batch ORDER BY position
+  ON CONFLICT (id) DO NOTHING RETURNING id
+)
+SELECT batch.id::text AS id, inserted.id IS NOT NULL AS inserted, stored.name, stored.tag
+FROM batch LEFT JOIN inserted ON inserted.id = batch.id LEFT JOIN plants stored ON stored.id = batch.id
+ORDER BY batch.position`
+const selectPlants = 'SELECT id::text AS id, name, tag FROM plants WHERE id = ANY($1::bigint[])'
 const undefinedTable = '42P01'
 const selectReadiness = 'SELECT max(version) AS version, pg_is_in_recovery() AS in_recovery FROM schema_migrations'
 
@@ -41,6 +63,7 @@ export class PostgresPlantStore implements PlantStore {
   private readonly connection: pg.ClientConfig
   private readonly statementTimeoutMs: number
   private readonly pool: pg.Pool
+  private readonly creates: GroupCommit<PlantRecord, CreateResult>
   private migrated = false
   private migrationInFlight: Promise<void> | undefined
   private closed = false
@@ -64,6 +87,7 @@ export class PostgresPlantStore implements PlantStore {
 
   private constructor ({
     connectionString, poolSize, connectTimeoutMs = 2000, statementTimeoutMs = 5000, onIdleConnectionError,
+    maxBatchSize = 512, maxBatchesInFlight = Math.min(2, poolSize),
   }: PostgresPlantStoreOptions) {
     const fromUrl = parseIntoClientConfig(connectionString)
     this.connection = {
@@ -82,24 +106,64 @@ export class PostgresPlantStore implements PlantStore {
     })
     // Without a listener, an idle connection that breaks would crash the process.
     this.pool.on('error', (error) => onIdleConnectionError?.(error))
+    this.creates = new GroupCommit(
+      async (plants) => this.translateErrors(() => this.onMigratedTables(() => this.insertOrCompare(plants))),
+      {
+        maxBatchSize,
+        maxBatchesInFlight,
+        // An outage is the same for every write in the batch.
+        isolateFailure: (error) => !(error instanceof StoreUnavailableError),
+      },
+    )
   }
 
   async createPlant (plant: PlantRecord): Promise<CreatePlantOutcome> {
-    return this.translateErrors(() => this.onMigratedTables(() => this.insertOrCompare(plant)))
+    return toCreatePlantOutcome(plant, await this.creates.submit(plant))
   }
 
-  private async insertOrCompare (plant: PlantRecord): Promise<CreatePlantOutcome> {
-    const id = plant.id.toString()
-    const inserted = await this.pool.query({ name: 'insert-plant', text: insertPlant, values: [id, plant.name, plant.tag ?? null] })
-    if (inserted.rowCount === 1) return { plant, created: true }
-    // The id was taken. A statement of its own sees the row even if it was committed after
-    // the insert began, which a CTE in the insert (sharing its snapshot) might not.
-    const stored = await this.pool.query<StoredRow>({ name: 'select-plant', text: selectPlant, values: [id] })
-    const row = stored.rows[0]
-    // Plants are never deleted, so a taken id always has a row.
-    if (row === undefined) throw new Error(`plant ${id} was neither inserted nor found`)
-    if (row.name !== plant.name || row.tag !== (plant.tag ?? null)) throw new PlantConflictError(plant.id)
-    return { plant, created: false }
+  // One statement for the batch, in autocommit: durable once it returns. The first create of
+  // each id goes into it; a later create of the same id in the batch is then compared with
+  // what the earlier one left stored, as if it had arrived alone just after.
+  private async insertOrCompare (plants: readonly PlantRecord[]): Promise<CreateResult[]> {
+    const firstOfEachId = firstCreateOfEachId(plants)
+    const { rows } = await this.pool.query<BatchRow>({
+      name: 'insert-plants',
+      text: insertPlants,
+      values: [
+        firstOfEachId.map(({ id }) => id.toString()),
+        firstOfEachId.map(({ name }) => name),
+        firstOfEachId.map(({ tag }) => tag ?? null),
+      ],
+    })
+    const storedById = new Map<string, StoredRow>()
+    const createdIds = new Set<string>()
+    rows.forEach((row, index) => {
+      if (row.inserted) {
+        const plant = firstOfEachId[index]!
+        createdIds.add(row.id)
+        storedById.set(row.id, { name: plant.name, tag: plant.tag ?? null })
+      } else if (row.name !== undefined && row.name !== null) {
+        storedById.set(row.id, { name: row.name, tag: row.tag ?? null })
+      }
+    })
+    await this.readCommittedMeanwhile(rows.filter(({ id }) => !storedById.has(id)).map(({ id }) => id), storedById)
+
+    return plants.map((plant) => {
+      const id = plant.id.toString()
+      if (createdIds.delete(id)) return 'created'
+      // Plants are never deleted, so a taken id always has a row.
+      const stored = storedById.get(id)
+      if (stored === undefined) throw new Error(`plant ${id} was neither inserted nor found`)
+      return isSamePlant(plant, stored) ? 'replayed' : 'conflict'
+    })
+  }
+
+  // Rows another session committed while the batch's statement ran: a statement of its own
+  // sees them.
+  private async readCommittedMeanwhile (ids: readonly string[], storedById: Map<string, StoredRow>): Promise<void> {
+    if (ids.length === 0) return
+    const { rows } = await this.pool.query<StoredRow & { id: string }>({ name: 'select-plants', text: selectPlants, values: [ids] })
+    for (const { id, name, tag } of rows) storedById.set(id, { name, tag })
   }
 
   // Ready means migrated and connected to a server that takes writes (not a standby).
@@ -112,6 +176,7 @@ export class PostgresPlantStore implements PlantStore {
   async close (): Promise<void> {
     if (this.closed) return
     this.closed = true
+    await this.creates.idle()
     await this.pool.end()
   }
 
@@ -172,4 +237,10 @@ export class PostgresPlantStore implements PlantStore {
       throw error
     }
   }
+}
+
+function firstCreateOfEachId (plants: readonly PlantRecord[]): PlantRecord[] {
+  const firsts = new Map<bigint, PlantRecord>()
+  for (const plant of plants) if (!firsts.has(plant.id)) firsts.set(plant.id, plant)
+  return [...firsts.values()]
 }

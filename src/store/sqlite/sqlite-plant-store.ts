@@ -1,7 +1,9 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
+import { type CreateResult, isSamePlant, toCreatePlantOutcome } from '../create-outcome.js'
+import { GroupCommit } from '../group-commit.js'
 import type { CreatePlantOutcome, PlantRecord, PlantStore } from '../plant-store.js'
-import { PlantConflictError, StoreUnavailableError } from '../store-errors.js'
+import { StoreUnavailableError } from '../store-errors.js'
 import { Database, SqliteError } from './sqlite-driver.js'
 import { applySqliteMigrations } from './sqlite-migrations.js'
 
@@ -10,6 +12,8 @@ export interface SqlitePlantStoreOptions {
   // How long a write waits for another connection's lock before the request gets a 503. The
   // wait blocks the event loop (SQLite sleeps in the calling thread), so it is kept short.
   readonly busyTimeoutMs?: number
+  // The most creates committed in one transaction.
+  readonly maxBatchSize?: number
 }
 
 interface StoredRow {
@@ -41,29 +45,32 @@ function openDatabase (filename: string, busyTimeoutMs: number): Database {
 
 export class SqlitePlantStore implements PlantStore {
   private readonly database: Database
-  private readonly insertOrCompare: (plant: PlantRecord) => CreatePlantOutcome
+  private readonly creates: GroupCommit<PlantRecord, CreateResult>
   private readonly readMigrationVersion: () => unknown
 
-  constructor ({ filename, busyTimeoutMs = 250 }: SqlitePlantStoreOptions) {
+  constructor ({ filename, busyTimeoutMs = 250, maxBatchSize = 512 }: SqlitePlantStoreOptions) {
     this.database = openDatabase(filename, busyTimeoutMs)
 
     const insert = this.database.prepare(
       'INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING')
     const selectStored = this.database.prepare<[bigint], StoredRow>(
       'SELECT name, tag FROM plants WHERE id = ?')
-    // Insert first and compare only when the id was taken, inside one IMMEDIATE transaction:
-    // no other writer can slip in between, in this process or another on the same file.
-    const transaction = this.database.transaction((plant: PlantRecord): CreatePlantOutcome => {
-      if (insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) {
-        return { plant, created: true }
-      }
+    // Each create inserts first and compares only when the id was taken, in arrival order, so
+    // a later create in the same batch sees an earlier one's plant. The whole batch is one
+    // IMMEDIATE transaction (one fsync): no other writer can slip in between, in this process
+    // or another on the same file, and a failure leaves none of it written.
+    const insertOrCompare = (plant: PlantRecord): CreateResult => {
+      if (insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) return 'created'
       const stored = selectStored.get(plant.id)
-      if (stored === undefined || stored.name !== plant.name || stored.tag !== (plant.tag ?? null)) {
-        throw new PlantConflictError(plant.id)
-      }
-      return { plant, created: false }
+      return stored !== undefined && isSamePlant(plant, stored) ? 'replayed' : 'conflict'
+    }
+    const commitCreates = this.database.transaction((plants: readonly PlantRecord[]) => plants.map(insertOrCompare))
+    this.creates = new GroupCommit(async (plants) => this.translateErrors(() => commitCreates.immediate(plants)), {
+      maxBatchSize,
+      maxBatchesInFlight: 1,
+      // "Busy" or "disk full" is the store's state, the same for every write in the batch.
+      isolateFailure: (error) => !(error instanceof StoreUnavailableError),
     })
-    this.insertOrCompare = (plant) => transaction.immediate(plant)
     // Ready means able to write: take the write lock (as a create would) and read the file.
     const migrationVersion = this.database.prepare('SELECT max(version) FROM schema_migrations').pluck()
     const readUnderWriteLock = this.database.transaction(() => migrationVersion.get())
@@ -71,7 +78,7 @@ export class SqlitePlantStore implements PlantStore {
   }
 
   async createPlant (plant: PlantRecord): Promise<CreatePlantOutcome> {
-    return this.translateErrors(() => this.insertOrCompare(plant))
+    return toCreatePlantOutcome(plant, await this.creates.submit(plant))
   }
 
   async checkReady (): Promise<void> {
@@ -79,6 +86,7 @@ export class SqlitePlantStore implements PlantStore {
   }
 
   async close (): Promise<void> {
+    await this.creates.idle()
     this.database.close()
   }
 

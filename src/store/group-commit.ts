@@ -1,0 +1,100 @@
+// Commits many callers' writes together: one transaction, and one flush to disk, per batch
+// instead of per request.
+//
+// A batch starts once the event loop has finished its current round of I/O, so every request
+// read in that round joins it; while a batch commits, new arrivals wait and form the next one.
+// Batches are taken in arrival order, at most maxBatchSize at a time, so under any load a
+// caller waits behind those who came before it and no one else.
+//
+// Each caller's promise settles only after its batch has committed (or failed): with its own
+// outcome, or with the batch's error. A failed batch wrote nothing, as its commit function must
+// run it in one transaction. When isolateFailure says a failure may be one write's own fault
+// rather than the store's, each write of the batch is committed again on its own, so a bad
+// write fails alone and its neighbours get their true outcomes.
+export type CommitBatch<Item, Outcome> = (items: readonly Item[]) => Promise<readonly Outcome[]>
+
+export interface GroupCommitOptions {
+  readonly maxBatchSize: number
+  // How many batches may commit at once: 1 for a single writer (SQLite); more lets a server
+  // that runs transactions side by side (PostgreSQL) take the next batch while one commits.
+  readonly maxBatchesInFlight: number
+  readonly isolateFailure: (error: unknown) => boolean
+}
+
+interface Waiting<Item, Outcome> {
+  readonly item: Item
+  readonly resolve: (outcome: Outcome) => void
+  readonly reject: (error: unknown) => void
+}
+
+export class GroupCommit<Item, Outcome> {
+  private readonly queue: Array<Waiting<Item, Outcome>> = []
+  private batchesInFlight = 0
+  private batchScheduled = false
+  private readonly idleWaiters: Array<() => void> = []
+
+  constructor (
+    private readonly commitBatch: CommitBatch<Item, Outcome>,
+    private readonly options: GroupCommitOptions,
+  ) {
+    if (options.maxBatchSize < 1 || options.maxBatchesInFlight < 1) throw new RangeError('batch size and batches in flight must be at least 1')
+  }
+
+  submit (item: Item): Promise<Outcome> {
+    return new Promise<Outcome>((resolve, reject) => {
+      this.queue.push({ item, resolve, reject })
+      this.scheduleBatch()
+    })
+  }
+
+  // Resolves once nothing is queued or committing.
+  async idle (): Promise<void> {
+    if (this.queue.length === 0 && this.batchesInFlight === 0) return
+    await new Promise<void>((resolve) => this.idleWaiters.push(resolve))
+  }
+
+  private scheduleBatch (): void {
+    if (this.batchScheduled || this.queue.length === 0 || this.batchesInFlight >= this.options.maxBatchesInFlight) return
+    this.batchScheduled = true
+    setImmediate(() => {
+      this.batchScheduled = false
+      void this.runBatch()
+    })
+  }
+
+  private async runBatch (): Promise<void> {
+    if (this.queue.length === 0 || this.batchesInFlight >= this.options.maxBatchesInFlight) return
+    const batch = this.queue.splice(0, this.options.maxBatchSize)
+    this.batchesInFlight++
+    // More may be waiting than one batch takes, and another batch may start beside this one.
+    this.scheduleBatch()
+    try {
+      const outcomes = await this.commitBatch(batch.map(({ item }) => item))
+      if (outcomes.length !== batch.length) {
+        throw new Error(`a batch of ${batch.length} writes committed with ${outcomes.length} outcomes`)
+      }
+      batch.forEach((waiting, index) => waiting.resolve(outcomes[index]!))
+    } catch (error) {
+      if (batch.length > 1 && this.options.isolateFailure(error)) await this.commitOneByOne(batch)
+      else for (const waiting of batch) waiting.reject(error)
+    } finally {
+      this.batchesInFlight--
+      this.scheduleBatch()
+      if (this.queue.length === 0 && this.batchesInFlight === 0) {
+        for (const resolve of this.idleWaiters.splice(0)) resolve()
+      }
+    }
+  }
+
+  private async commitOneByOne (batch: ReadonlyArray<Waiting<Item, Outcome>>): Promise<void> {
+    for (const { item, resolve, reject } of batch) {
+      try {
+        const [outcome] = await this.commitBatch([item])
+        if (outcome === undefined) throw new Error('a write committed with no outcome')
+        resolve(outcome)
+      } catch (error) {
+        reject(error)
+      }
+    }
+  }
+}
