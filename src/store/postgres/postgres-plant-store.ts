@@ -87,7 +87,7 @@ export class PostgresPlantStore implements PlantStore {
 
   private constructor ({
     connectionString, poolSize, connectTimeoutMs = 2000, statementTimeoutMs = 5000, onIdleConnectionError,
-    maxBatchSize = 512, maxBatchesInFlight = Math.min(2, poolSize),
+    maxBatchSize = 512, maxBatchesInFlight = 1,
   }: PostgresPlantStoreOptions) {
     const fromUrl = parseIntoClientConfig(connectionString)
     this.connection = {

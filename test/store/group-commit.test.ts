@@ -1,0 +1,106 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import t from 'tap'
+import { GroupCommit } from '../../src/store/group-commit.js'
+
+// The batching alone, with a commit function that records what it was given: which writes
+// share a batch, in which order, and what each caller is told.
+function recordingGroupCommit (options: { maxBatchSize?: number, maxBatchesInFlight?: number, commitMs?: number } = {}) {
+  const batches: number[][] = []
+  const failNext: unknown[] = []
+  let committing = 0
+  let mostAtOnce = 0
+  const groupCommit = new GroupCommit<number, string>(async (items) => {
+    batches.push([...items])
+    committing++
+    mostAtOnce = Math.max(mostAtOnce, committing)
+    try {
+      await sleep(options.commitMs ?? 5)
+      const failure = failNext.shift()
+      if (failure !== undefined) throw failure
+      if (items.includes(-1)) throw new Error('write -1 is refused')
+      return items.map((item) => `committed ${item}`)
+    } finally {
+      committing--
+    }
+  }, {
+    maxBatchSize: options.maxBatchSize ?? 100,
+    maxBatchesInFlight: options.maxBatchesInFlight ?? 1,
+    isolateFailure: (error) => error instanceof Error && error.message === 'write -1 is refused',
+  })
+  return { groupCommit, batches, failNext, mostAtOnce: () => mostAtOnce }
+}
+
+const range = (from: number, count: number): number[] => Array.from({ length: count }, (_, index) => from + index)
+
+t.test('writes submitted together share one batch; writes arriving during its commit form the next', async (t) => {
+  const { groupCommit, batches } = recordingGroupCommit({ commitMs: 30 })
+  const first = range(1, 5).map((item) => groupCommit.submit(item))
+  await sleep(10)
+  const second = range(6, 3).map((item) => groupCommit.submit(item))
+  t.same(await Promise.all([...first, ...second]), range(1, 8).map((item) => `committed ${item}`), 'each caller gets its own outcome')
+  t.same(batches, [[1, 2, 3, 4, 5], [6, 7, 8]])
+})
+
+t.test('a caller is answered only once its batch has committed', async (t) => {
+  const { groupCommit, batches } = recordingGroupCommit({ commitMs: 30 })
+  let answered = false
+  const write = groupCommit.submit(1).then((outcome) => { answered = true; return outcome })
+  await sleep(15)
+  t.same(batches, [[1]], 'the batch is committing')
+  t.notOk(answered, 'and its caller is still waiting')
+  t.equal(await write, 'committed 1')
+})
+
+t.test('under load, batches are taken in arrival order, never larger than the limit, and no one is overtaken', async (t) => {
+  const { groupCommit, batches } = recordingGroupCommit({ maxBatchSize: 64, commitMs: 2 })
+  const answeredInOrder: number[] = []
+  const flood = range(1, 1000).map((item) => groupCommit.submit(item).then(() => answeredInOrder.push(item)))
+  await sleep(5)
+  // A caller arriving while the flood is being committed waits for the batches before it only.
+  const late = groupCommit.submit(5000).then(() => answeredInOrder.push(5000))
+  await Promise.all([...flood, late])
+  t.ok(batches.every((batch) => batch.length <= 64), 'no batch is over 64 writes')
+  t.same(batches.flat(), [...range(1, 1000), 5000], 'every write committed once, in arrival order')
+  t.same(answeredInOrder, [...range(1, 1000), 5000], 'answers come in arrival order')
+  t.ok(batches.length <= Math.ceil(1001 / 64) + 1, `${batches.length} commits for 1001 writes`)
+})
+
+t.test('a failed batch fails each of its callers, and the next batch is unaffected', async (t) => {
+  const { groupCommit, failNext } = recordingGroupCommit({ commitMs: 10 })
+  const outage = new Error('the disk is full')
+  failNext.push(outage)
+  const failed = range(1, 4).map((item) => groupCommit.submit(item))
+  const results = await Promise.allSettled(failed)
+  t.same(results.map((result) => result.status === 'rejected' ? result.reason : result.value), [outage, outage, outage, outage])
+  t.equal(await groupCommit.submit(9), 'committed 9', 'the next write commits')
+})
+
+t.test('a failure that may be one write\'s own is isolated: its neighbours get their true outcomes', async (t) => {
+  const { groupCommit, batches } = recordingGroupCommit()
+  const results = await Promise.allSettled([1, -1, 2].map((item) => groupCommit.submit(item)))
+  t.same(results.map((result) => result.status === 'fulfilled' ? result.value : (result.reason as Error).message),
+    ['committed 1', 'write -1 is refused', 'committed 2'])
+  t.same(batches, [[1, -1, 2], [1], [-1], [2]], 'the batch failed whole, then each write was committed alone')
+})
+
+t.test('a commit that answers for the wrong number of writes fails them all', async (t) => {
+  const groupCommit = new GroupCommit<number, string>(async () => ['only one'],
+    { maxBatchSize: 10, maxBatchesInFlight: 1, isolateFailure: () => false })
+  const results = await Promise.allSettled([1, 2].map((item) => groupCommit.submit(item)))
+  t.ok(results.every((result) => result.status === 'rejected'))
+})
+
+t.test('several batches may commit at once when allowed, and never more', async (t) => {
+  const { groupCommit, mostAtOnce } = recordingGroupCommit({ maxBatchSize: 2, maxBatchesInFlight: 3, commitMs: 10 })
+  await Promise.all(range(1, 20).map((item) => groupCommit.submit(item)))
+  t.equal(mostAtOnce(), 3)
+})
+
+t.test('idle() waits for queued and committing writes', async (t) => {
+  const { groupCommit } = recordingGroupCommit({ commitMs: 20 })
+  let committed = 0
+  for (const item of range(1, 3)) void groupCommit.submit(item).then(() => committed++)
+  await groupCommit.idle()
+  t.equal(committed, 3)
+  await groupCommit.idle()
+})
