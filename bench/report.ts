@@ -4,6 +4,7 @@ export interface Measurement {
   readonly p50Ms: number
   readonly p99Ms: number
   readonly peakResidentMiB: number
+  readonly residentGrowthMiB: number
   readonly failures: number
 }
 
@@ -19,17 +20,23 @@ export function median (values: readonly number[]): number {
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
 }
 
-// Medians over the runs for speed and latency (the machine is shared and noisy), the highest
-// resident memory seen in any run, and every failed request counted.
+// The load generator measures whole milliseconds.
+function milliseconds (value: number): string {
+  return value < 1 ? '<1' : value.toFixed(0)
+}
+
+// Medians over the runs for speed and latency (the machine is shared and noisy); the highest
+// resident memory, and the largest growth of it, seen in any run; every failed request counted.
 export function formatTable (scenarios: readonly ScenarioSummary[]): string {
-  const header = ['scenario', 'req/s', 'ratio to bare', 'p50 ms', 'p99 ms', 'peak RSS MiB', 'non-2xx or errors']
+  const header = ['scenario', 'req/s', 'ratio to bare', 'p50 ms', 'p99 ms', 'peak RSS MiB', 'RSS growth MiB', 'non-2xx or errors']
   const rows = scenarios.map(({ name, runs }) => [
     name,
     Math.round(median(runs.map((run) => run.requestsPerSecond))).toLocaleString('en-US'),
     `${Math.round(median(runs.map((run) => run.ratioToBare)) * 100)}%`,
-    median(runs.map((run) => run.p50Ms)).toFixed(0),
-    median(runs.map((run) => run.p99Ms)).toFixed(0),
+    milliseconds(median(runs.map((run) => run.p50Ms))),
+    milliseconds(median(runs.map((run) => run.p99Ms))),
     Math.max(...runs.map((run) => run.peakResidentMiB)).toFixed(0),
+    Math.max(...runs.map((run) => run.residentGrowthMiB)).toFixed(1),
     String(runs.reduce((sum, run) => sum + run.failures, 0)),
   ])
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)))

@@ -77,7 +77,7 @@ async function main (): Promise<void> {
         const measurement = { ...run, ratioToBare: run.requestsPerSecond / bareRequestsPerSecond }
         runs.get(scenario.name)!.push(measurement)
         process.stdout.write(`round ${round}: ${scenario.name}: ${Math.round(run.requestsPerSecond)} req/s, ` +
-          `p99 ${run.p99Ms} ms, RSS ${run.peakResidentMiB.toFixed(0)} MiB, failures ${run.failures}\n`)
+          `p99 ${run.p99Ms} ms, RSS ${run.peakResidentMiB.toFixed(0)} MiB (${signed(run.residentGrowthMiB)} MiB), failures ${run.failures}\n`)
       }
     }
 
@@ -95,6 +95,10 @@ async function main (): Promise<void> {
     await dropPostgresSchema()
     rmSync(workFolder, { recursive: true, force: true })
   }
+}
+
+function signed (value: number): string {
+  return `${value >= 0 ? '+' : ''}${value.toFixed(1)}`
 }
 
 async function startService (databaseUrl: string, logFile: string): Promise<ServerProcess> {
@@ -126,11 +130,11 @@ async function storeReplayedPlants (server: ServerProcess): Promise<void> {
   }
 }
 
+// Resident memory is sampled four times a second; its growth is the last sample's excess over
+// the one a quarter into the run (start-up and warm-up allocations are behind it by then).
 async function measure (scenario: Scenario, seconds: number): Promise<Omit<Measurement, 'ratioToBare'>> {
-  let peakResidentMiB = scenario.server.residentMemoryMiB()
-  const sampler = setInterval(() => {
-    peakResidentMiB = Math.max(peakResidentMiB, scenario.server.residentMemoryMiB())
-  }, 250)
+  const residentMiB: number[] = []
+  const sampler = setInterval(() => residentMiB.push(scenario.server.residentMemoryMiB()), 250)
   try {
     const result = await runLoad({
       url: `${scenario.server.baseUrl}/plants`,
@@ -139,7 +143,9 @@ async function measure (scenario: Scenario, seconds: number): Promise<Omit<Measu
       durationSeconds: seconds,
       nextBody: scenario.nextBody,
     })
-    return { ...result, peakResidentMiB }
+    residentMiB.push(scenario.server.residentMemoryMiB())
+    const quarterIn = residentMiB[Math.floor(residentMiB.length / 4)]!
+    return { ...result, peakResidentMiB: Math.max(...residentMiB), residentGrowthMiB: residentMiB.at(-1)! - quarterIn }
   } finally {
     clearInterval(sampler)
   }
