@@ -4,7 +4,7 @@ import { createBearerAuth } from './auth/bearer-auth.js'
 import { type Config, parseTokenList } from './config.js'
 import { createOperationHandlers } from './handlers/operation-handlers.js'
 import { answerClientError } from './http/client-error-response.js'
-import { serializeRequest } from './http/request-log.js'
+import { AccessLog, serializeRequest } from './http/request-log.js'
 import { sendError } from './http/error-response.js'
 import errorResponses from './plugins/error-responses.js'
 import httpProtocol from './plugins/http-protocol.js'
@@ -38,6 +38,7 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
       serializers: { req: serializeRequest },
       redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization'], censor: '[redacted]' },
     },
+    logController: new AccessLog(),
     bodyLimit: config.BODY_LIMIT,
     // A request must arrive in full within this time, or it gets a 408 and its connection is
     // closed: a client that sends its body slowly cannot hold a connection for ever.
