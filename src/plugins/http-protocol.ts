@@ -18,20 +18,23 @@ async function httpProtocol (app: FastifyInstance, { requestTimeout }: HttpProto
   app.server.on('checkExpectation', (request, response) => app.server.emit('request', request, response))
 
   // Node's own check (a bare 400) is turned off in buildApp so that this one answers instead.
-  app.addHook('onRequest', async (request) => {
-    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
-      throw new MalformedRequestError('the Host header is required')
-    }
+  // The per-request hooks take a callback: an async hook costs a promise on every request.
+  app.addHook('onRequest', (request, _reply, done) => {
+    done(request.raw.httpVersion === '1.1' && request.headers.host === undefined
+      ? new MalformedRequestError('the Host header is required')
+      : undefined)
   })
 
   // Only a body that will be read is invited: a refused media type or a declared length over
   // the limit is answered (415, 413) without the client sending it.
-  app.addHook('preParsing', async (request, reply) => {
-    if (request.headers.expect?.toLowerCase() !== '100-continue' || reply.raw.headersSent) return
-    const declaredLength = Number(request.headers['content-length'] ?? 0)
-    if (contentTypeRefusal(request.headers) === undefined && declaredLength <= request.routeOptions.bodyLimit) {
-      reply.raw.writeContinue()
+  app.addHook('preParsing', (request, reply, payload, done) => {
+    if (request.headers.expect?.toLowerCase() === '100-continue' && !reply.raw.headersSent) {
+      const declaredLength = Number(request.headers['content-length'] ?? 0)
+      if (contentTypeRefusal(request.headers) === undefined && declaredLength <= request.routeOptions.bodyLimit) {
+        reply.raw.writeContinue()
+      }
     }
+    done(null, payload)
   })
 
   // Node stops timing requests out once the server starts closing, so a client whose body

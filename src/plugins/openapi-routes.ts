@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import type { Socket } from 'node:net'
 import fastifyAuth from '@fastify/auth'
-import type { FastifyInstance, FastifyRequest, onRequestHookHandler, RouteHandlerMethod } from 'fastify'
+import type {
+  FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler, RouteHandlerMethod,
+} from 'fastify'
 import fp from 'fastify-plugin'
 import openapiGlue from 'fastify-openapi-glue'
 import type { SecurityHandler } from '../auth/bearer-auth.js'
@@ -80,8 +82,9 @@ function authenticationHook (
 
 // Fastify validates a body against the schema of its media type, so a request with no body
 // and no Content-Type would meet no schema at all; the spec's `required: true` is kept here.
-async function requireBody (request: FastifyRequest): Promise<void> {
-  if (request.body === undefined) throw new SchemaViolationError('the request body is required')
+// This hook and the 404/405 one below take a callback: an async hook costs a promise per request.
+function requireBody (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  done(request.body === undefined ? new SchemaViolationError('the request body is required') : undefined)
 }
 
 // A request no operation matches: on a path the spec declares it is a 405 naming the methods
@@ -99,8 +102,8 @@ function answerUnroutedRequests (app: FastifyInstance, document: OpenApiDocument
       ? new NotFoundError(method, path)
       : new MethodNotAllowedError(method, declared.allowedMethods)
   }
-  app.addHook('onRequest', async (request) => {
-    if (request.is404) throw unrouted(request.method, request.url)
+  app.addHook('onRequest', (request, _reply, done) => {
+    done(request.is404 ? unrouted(request.method, request.url) : undefined)
   })
   // Never reached, since the hook above answers first; it makes this context, and so the
   // hook, the one Fastify uses for unrouted requests.

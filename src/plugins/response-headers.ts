@@ -3,8 +3,10 @@ import fp from 'fastify-plugin'
 import { commonResponseHeaders } from '../http/common-headers.js'
 
 async function responseHeaders (app: FastifyInstance): Promise<void> {
-  app.addHook('onSend', async (request, reply) => {
+  // A callback, not an async hook: that would cost a promise on every response.
+  app.addHook('onSend', (request, reply, payload, done) => {
     reply.headers(commonResponseHeaders(request.id))
+    done(null, payload)
   })
 }
 
