@@ -2,7 +2,6 @@ import { existsSync } from 'node:fs'
 import t, { type Test } from 'tap'
 import { Database } from '../../src/store/sqlite/sqlite-driver.js'
 import { SqlitePlantStore } from '../../src/store/sqlite/sqlite-plant-store.js'
-import { SqlitePlantWriter } from '../../src/store/sqlite/sqlite-plant-writer.js'
 import { StoreUnavailableError } from '../../src/store/store-errors.js'
 import { testPlantStoreContract } from './plant-store-contract.js'
 
@@ -26,12 +25,8 @@ t.test('the file and its folder are created on first open, in WAL mode with sync
   t.teardown(() => store.close())
   t.ok(existsSync(filename))
   t.equal(inspect(filename, (database) => database.pragma('journal_mode', { simple: true })), 'wal')
-})
-
-t.test('the connection that commits creates (the writer thread\'s) runs with synchronous=FULL', async (t) => {
-  const writer = new SqlitePlantWriter(`${t.testdir()}/plants.db`, 250, { migrate: true })
-  t.teardown(() => writer.close())
-  t.equal(writer.database.pragma('synchronous', { simple: true }), 2n)
+  const synchronous = (store as unknown as { database: Database }).database.pragma('synchronous', { simple: true })
+  t.equal(synchronous, 2n, 'synchronous=FULL on the store connection')
 })
 
 t.test('migrations are applied once and recorded', async (t) => {
