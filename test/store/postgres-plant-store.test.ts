@@ -80,6 +80,19 @@ t.test('a batch of creates runs as one named prepared statement', runs, async (t
   t.same(prepared.rows.map((row) => row.name), ['insert-plants'])
 })
 
+t.test('a batch reads stored plants through the primary key however much the table grew since it was new', runs, async (t) => {
+  const store = await openStore(t, { poolSize: 1 })
+  // Enough batches for a cached plan to be chosen, on a table never analysed, then many more rows.
+  for (let batch = 0; batch < 10; batch++) {
+    await Promise.all(Array.from({ length: 500 }, (_, index) => store.createPlant({ id: BigInt(batch * 500 + index), name: 'Fern' })))
+  }
+  const plan = await poolOf(store).query<{ 'QUERY PLAN': string }>(
+    `EXPLAIN EXECUTE "insert-plants"('{1}', '{Fern}', '{NULL}')`)
+  const planText = plan.rows.map((row) => row['QUERY PLAN']).join('\n')
+  t.match(planText, /Index (Only )?Scan using plants_pkey on plants stored/, 'stored plants are read through the primary key')
+  t.notMatch(planText, /Seq Scan on plants/)
+})
+
 t.test('the pool never opens more connections than its size', runs, async (t) => {
   const database = await postgresTestDatabase(t)
   const applicationName = `plant-store-pool-${database.schema}`
