@@ -149,3 +149,13 @@ testOnEveryBackend(t, 'under a flood of creates, everyone is answered, in arriva
   t.same(answered, plants.map((_, index) => index), 'no create was answered before one that arrived earlier')
   t.equal((await database.readStoredPlants()).length, count)
 })
+
+testOnEveryBackend(t, 'creates taken before the store closes are answered; creates after it are unavailable', async (t, database) => {
+  const store = await openPlantStore({ DATABASE_URL: database.url, DATABASE_POOL_SIZE: 4 }, { warn: () => undefined })
+  const taken = createTogether(store, [{ id: 1n, name: 'Fern' }, { id: 2n, name: 'Ivy' }])
+  const closed = store.close()
+  t.same(await createTogether(store, [{ id: 3n, name: 'Moss' }]), ['unavailable'])
+  t.same(await taken, ['created', 'created'])
+  await closed
+  t.same((await database.readStoredPlants()).map(({ id }) => id), [1n, 2n])
+})

@@ -260,7 +260,7 @@ t.test('buildApp refuses to start when the spec declares an operation with no ha
   await t.rejects(buildTestApp(t, {}, { store, openApi: { document: modified, yamlText: '' } }), {
     message: /no handler: .*getExtra/,
   })
-  await t.rejects(store.createPlant({ id: 1n, name: 'Fern' }), /not open/, 'the store it was given is closed again')
+  await t.rejects(store.createPlant({ id: 1n, name: 'Fern' }), StoreUnavailableError, 'the store it was given is closed again')
 })
 
 t.test('404 and 405 are decided before any body is read, whatever the body', async (t) => {

@@ -10,7 +10,8 @@
 // outcome, or with the batch's error. A failed batch wrote nothing, as its commit function must
 // run it in one transaction. When isolateFailure says a failure may be one write's own fault
 // rather than the store's, each write of the batch is committed again on its own, so a bad
-// write fails alone and its neighbours get their true outcomes.
+// write fails alone and its neighbours get their true outcomes; it must say so only of a
+// failure that left the batch unwritten, never of one raised after the commit.
 export type CommitBatch<Item, Outcome> = (items: readonly Item[]) => Promise<readonly Outcome[]>
 
 export interface GroupCommitOptions {
@@ -62,6 +63,7 @@ export class GroupCommit<Item, Outcome> {
     })
   }
 
+  // Never rejects: whatever goes wrong, every caller of the batch is answered.
   private async runBatch (): Promise<void> {
     if (this.queue.length === 0 || this.batchesInFlight >= this.options.maxBatchesInFlight) return
     const batch = this.queue.splice(0, this.options.maxBatchSize)
@@ -69,14 +71,10 @@ export class GroupCommit<Item, Outcome> {
     // More may be waiting than one batch takes, and another batch may start beside this one.
     this.scheduleBatch()
     try {
-      const outcomes = await this.commitBatch(batch.map(({ item }) => item))
-      if (outcomes.length !== batch.length) {
-        throw new Error(`a batch of ${batch.length} writes committed with ${outcomes.length} outcomes`)
-      }
-      batch.forEach((waiting, index) => waiting.resolve(outcomes[index]!))
+      await this.commit(batch)
     } catch (error) {
-      if (batch.length > 1 && this.options.isolateFailure(error)) await this.commitOneByOne(batch)
-      else for (const waiting of batch) waiting.reject(error)
+      // Settling a promise twice does nothing, so only callers still waiting get this.
+      for (const waiting of batch) waiting.reject(error)
     } finally {
       this.batchesInFlight--
       this.scheduleBatch()
@@ -86,14 +84,37 @@ export class GroupCommit<Item, Outcome> {
     }
   }
 
+  private async commit (batch: ReadonlyArray<Waiting<Item, Outcome>>): Promise<void> {
+    let outcomes: readonly Outcome[]
+    try {
+      outcomes = await this.commitBatch(batch.map(({ item }) => item))
+    } catch (error) {
+      if (batch.length > 1 && this.options.isolateFailure(error)) await this.commitOneByOne(batch)
+      else for (const waiting of batch) waiting.reject(error)
+      return
+    }
+    // The batch committed, so it must not be retried: a wrong count fails every caller.
+    if (outcomes.length !== batch.length) {
+      throw new Error(`a batch of ${batch.length} writes committed with ${outcomes.length} outcomes`)
+    }
+    batch.forEach((waiting, index) => waiting.resolve(outcomes[index]!))
+  }
+
+  // Each write alone, in order, letting the event loop run between them. A failure that is the
+  // store's (not the write's) ends the retries: the writes left get it too.
   private async commitOneByOne (batch: ReadonlyArray<Waiting<Item, Outcome>>): Promise<void> {
-    for (const { item, resolve, reject } of batch) {
+    for (const [index, { item, resolve, reject }] of batch.entries()) {
+      await new Promise((next) => setImmediate(next))
       try {
         const [outcome] = await this.commitBatch([item])
         if (outcome === undefined) throw new Error('a write committed with no outcome')
         resolve(outcome)
       } catch (error) {
         reject(error)
+        if (!this.options.isolateFailure(error)) {
+          for (const waiting of batch.slice(index + 1)) waiting.reject(error)
+          return
+        }
       }
     }
   }

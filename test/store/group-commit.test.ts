@@ -83,11 +83,41 @@ t.test('a failure that may be one write\'s own is isolated: its neighbours get t
   t.same(batches, [[1, -1, 2], [1], [-1], [2]], 'the batch failed whole, then each write was committed alone')
 })
 
-t.test('a commit that answers for the wrong number of writes fails them all', async (t) => {
-  const groupCommit = new GroupCommit<number, string>(async () => ['only one'],
-    { maxBatchSize: 10, maxBatchesInFlight: 1, isolateFailure: () => false })
+t.test('a commit that answers for the wrong number of writes fails them all, and is not retried', async (t) => {
+  let commits = 0
+  const groupCommit = new GroupCommit<number, string>(async () => { commits++; return ['only one'] },
+    { maxBatchSize: 10, maxBatchesInFlight: 1, isolateFailure: () => true })
   const results = await Promise.allSettled([1, 2].map((item) => groupCommit.submit(item)))
   t.ok(results.every((result) => result.status === 'rejected'))
+  t.equal(commits, 1, 'a batch that committed is never committed again')
+})
+
+t.test('when retrying one by one meets a failure of the store, the writes left get it without being tried', async (t) => {
+  const outage = new Error('the disk is full')
+  const tried: number[][] = []
+  const groupCommit = new GroupCommit<number, string>(async (items) => {
+    tried.push([...items])
+    if (items.length > 1) throw new Error('write 2 is refused')
+    if (items[0] === 2) throw new Error('write 2 is refused')
+    if (items[0] === 3) throw outage
+    return items.map((item) => `committed ${item}`)
+  }, { maxBatchSize: 10, maxBatchesInFlight: 1, isolateFailure: (error) => error !== outage })
+  const results = await Promise.allSettled([1, 2, 3, 4, 5].map((item) => groupCommit.submit(item)))
+  t.same(results.map((result) => result.status === 'fulfilled' ? result.value : (result.reason as Error).message),
+    ['committed 1', 'write 2 is refused', 'the disk is full', 'the disk is full', 'the disk is full'])
+  t.same(tried, [[1, 2, 3, 4, 5], [1], [2], [3]])
+})
+
+t.test('whatever throws while a failure is handled, every caller is answered and nothing is left unhandled', async (t) => {
+  const groupCommit = new GroupCommit<number, string>(async () => { throw new Error('failed') }, {
+    maxBatchSize: 10,
+    maxBatchesInFlight: 1,
+    isolateFailure: () => { throw new Error('the failure could not be judged') },
+  })
+  const results = await Promise.allSettled([1, 2].map((item) => groupCommit.submit(item)))
+  t.same(results.map((result) => result.status === 'rejected' && (result.reason as Error).message),
+    ['the failure could not be judged', 'the failure could not be judged'])
+  await groupCommit.idle()
 })
 
 t.test('several batches may commit at once when allowed, and never more', async (t) => {

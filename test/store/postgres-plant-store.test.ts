@@ -93,6 +93,24 @@ t.test('a batch reads stored plants through the primary key however much the tab
   t.notMatch(planText, /Seq Scan on plants/)
 })
 
+t.test('a plant another session commits while the batch statement waits for it is read afresh', runs, async (t) => {
+  const database = await postgresTestDatabase(t)
+  const store = await PostgresPlantStore.open({ connectionString: database.url, poolSize: 2 })
+  t.teardown(() => store.close())
+  const other = new pg.Client({ connectionString: database.url })
+  await other.connect()
+  t.teardown(() => other.end())
+  await other.query('BEGIN')
+  await other.query("INSERT INTO plants (id, name) VALUES (1, 'Fern'), (2, 'Ivy')")
+  // The batch statement starts (its snapshot taken), then waits on the other session's rows.
+  const creates = Promise.all([store.createPlant({ id: 1n, name: 'Fern' }), store.createPlant({ id: 2n, name: 'Palm' })]
+    .map(async (create) => create.then(({ created }) => (created ? 'created' : 'replayed'), (error: unknown) =>
+      error instanceof PlantConflictError ? 'conflict' : error)))
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  await other.query('COMMIT')
+  t.same(await creates, ['replayed', 'conflict'])
+})
+
 t.test('the pool never opens more connections than its size', runs, async (t) => {
   const database = await postgresTestDatabase(t)
   const applicationName = `plant-store-pool-${database.schema}`

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import { parseIntoClientConfig } from 'pg-connection-string'
-import { type CreateResult, isSamePlant, toCreatePlantOutcome } from '../create-outcome.js'
-import { GroupCommit } from '../group-commit.js'
+import { BatchedCreates } from '../batched-creates.js'
+import { type CreateResult, isSamePlant } from '../create-outcome.js'
 import type { CreatePlantOutcome, PlantRecord, PlantStore } from '../plant-store.js'
 import { StoreUnavailableError } from '../store-errors.js'
 import { isTransientPostgresError } from './postgres-errors.js'
@@ -30,12 +30,19 @@ interface StoredRow {
   tag: string | null
 }
 
-interface BatchRow extends Partial<StoredRow> {
+interface BatchRow {
   id: string
   inserted: boolean
+  // The stored plant when the id was taken and the statement's snapshot holds it; else null.
+  name: string | null
+  tag: string | null
 }
 
-// Named statements are prepared once per connection by the driver and reused after that.
+// Errors raised by the batch statement itself, which then wrote nothing: only these may be one
+// create's own (a trigger or constraint refusing it), so only these are retried create by create.
+const refusedByBatchStatement = new WeakSet<object>()
+
+// Named statements are parsed once per connection by the driver, and planned at every run.
 // One statement stores a whole batch of plants with distinct ids, in the batch's order, and
 // says of each whether it was inserted and, if not, what is stored under its id. That stored
 // row is read from the statement's snapshot, so it is missing when another session committed
@@ -43,7 +50,7 @@ interface BatchRow extends Partial<StoredRow> {
 const insertPlants = `WITH batch AS (
   SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) WITH ORDINALITY AS batch (id, name, tag, position)
 ), inserted AS (
-  INSERT INTO plants (id, name, tag) SELECT id, name, tag FROM batch ORDER BY position
+  INSERT INTO plants (id, name, tag) SELECT id, name, tag FROM batch ORDER BY id
   ON CONFLICT (id) DO NOTHING RETURNING id
 )
 SELECT batch.id::text AS id, inserted.id IS NOT NULL AS inserted, stored.name, stored.tag
@@ -68,7 +75,7 @@ export class PostgresPlantStore implements PlantStore {
   private readonly connection: pg.ClientConfig
   private readonly statementTimeoutMs: number
   private readonly pool: pg.Pool
-  private readonly creates: GroupCommit<PlantRecord, CreateResult>
+  private readonly creates: BatchedCreates
   private migrated = false
   private migrationInFlight: Promise<void> | undefined
   private closed = false
@@ -111,19 +118,14 @@ export class PostgresPlantStore implements PlantStore {
     })
     // Without a listener, an idle connection that breaks would crash the process.
     this.pool.on('error', (error) => onIdleConnectionError?.(error))
-    this.creates = new GroupCommit(
+    this.creates = new BatchedCreates(
       async (plants) => this.translateErrors(() => this.onMigratedTables(() => this.insertOrCompare(plants))),
-      {
-        maxBatchSize,
-        maxBatchesInFlight,
-        // An outage is the same for every write in the batch.
-        isolateFailure: (error) => !(error instanceof StoreUnavailableError),
-      },
+      { maxBatchSize, maxBatchesInFlight, isolateFailure: (error) => refusedByBatchStatement.has(error as object) },
     )
   }
 
   async createPlant (plant: PlantRecord): Promise<CreatePlantOutcome> {
-    return toCreatePlantOutcome(plant, await this.creates.submit(plant))
+    return this.creates.create(plant)
   }
 
   // One statement for the batch, in autocommit: durable once it returns. The first create of
@@ -131,36 +133,46 @@ export class PostgresPlantStore implements PlantStore {
   // what the earlier one left stored, as if it had arrived alone just after.
   private async insertOrCompare (plants: readonly PlantRecord[]): Promise<CreateResult[]> {
     const firstOfEachId = firstCreateOfEachId(plants)
-    const { rows } = await this.pool.query<BatchRow>({
-      name: 'insert-plants',
-      text: insertPlants,
-      values: [
-        firstOfEachId.map(({ id }) => id.toString()),
-        firstOfEachId.map(({ name }) => name),
-        firstOfEachId.map(({ tag }) => tag ?? null),
-      ],
-    })
+    const rows = await this.runBatchStatement(firstOfEachId)
     const storedById = new Map<string, StoredRow>()
     const createdIds = new Set<string>()
     rows.forEach((row, index) => {
+      const plant = firstOfEachId[index]!
+      if (row.id !== plant.id.toString()) throw new Error(`the batch statement answered for ${row.id} in the place of ${plant.id}`)
       if (row.inserted) {
-        const plant = firstOfEachId[index]!
         createdIds.add(row.id)
         storedById.set(row.id, { name: plant.name, tag: plant.tag ?? null })
-      } else if (row.name !== undefined && row.name !== null) {
-        storedById.set(row.id, { name: row.name, tag: row.tag ?? null })
+      } else if (row.name !== null) {
+        storedById.set(row.id, { name: row.name, tag: row.tag })
       }
     })
     await this.readCommittedMeanwhile(rows.filter(({ id }) => !storedById.has(id)).map(({ id }) => id), storedById)
 
     return plants.map((plant) => {
       const id = plant.id.toString()
+      // Only the first create of an id can have inserted it; the ones after it compare.
       if (createdIds.delete(id)) return 'created'
       // Plants are never deleted, so a taken id always has a row.
       const stored = storedById.get(id)
       if (stored === undefined) throw new Error(`plant ${id} was neither inserted nor found`)
       return isSamePlant(plant, stored) ? 'replayed' : 'conflict'
     })
+  }
+
+  private async runBatchStatement (plants: readonly PlantRecord[]): Promise<BatchRow[]> {
+    try {
+      const { rows } = await this.pool.query<BatchRow>({
+        name: 'insert-plants',
+        text: insertPlants,
+        values: [plants.map(({ id }) => id.toString()), plants.map(({ name }) => name), plants.map(({ tag }) => tag ?? null)],
+      })
+      return rows
+    } catch (error) {
+      if (error instanceof pg.DatabaseError && !isTransientPostgresError(error) && error.code !== undefinedTable) {
+        refusedByBatchStatement.add(error)
+      }
+      throw error
+    }
   }
 
   // Rows another session committed while the batch's statement ran: a statement of its own
@@ -181,7 +193,7 @@ export class PostgresPlantStore implements PlantStore {
   async close (): Promise<void> {
     if (this.closed) return
     this.closed = true
-    await this.creates.idle()
+    await this.creates.close()
     await this.pool.end()
   }
 

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { type CreateResult, isSamePlant, toCreatePlantOutcome } from '../create-outcome.js'
-import { GroupCommit } from '../group-commit.js'
+import { BatchedCreates } from '../batched-creates.js'
+import { type CreateResult, isSamePlant } from '../create-outcome.js'
 import type { CreatePlantOutcome, PlantRecord, PlantStore } from '../plant-store.js'
 import { StoreUnavailableError } from '../store-errors.js'
 import { Database, SqliteError } from './sqlite-driver.js'
@@ -45,7 +45,7 @@ function openDatabase (filename: string, busyTimeoutMs: number): Database {
 
 export class SqlitePlantStore implements PlantStore {
   private readonly database: Database
-  private readonly creates: GroupCommit<PlantRecord, CreateResult>
+  private readonly creates: BatchedCreates
   private readonly readMigrationVersion: () => unknown
 
   constructor ({ filename, busyTimeoutMs = 250, maxBatchSize = 512 }: SqlitePlantStoreOptions) {
@@ -65,10 +65,16 @@ export class SqlitePlantStore implements PlantStore {
       return stored !== undefined && isSamePlant(plant, stored) ? 'replayed' : 'conflict'
     }
     const commitCreates = this.database.transaction((plants: readonly PlantRecord[]) => plants.map(insertOrCompare))
-    this.creates = new GroupCommit(async (plants) => this.translateErrors(() => commitCreates.immediate(plants)), {
+    this.creates = new BatchedCreates(async (plants) => this.translateErrors(() => {
+      // A transaction left open by a failed rollback would turn the next one into a savepoint
+      // inside it: nothing committed, nothing flushed.
+      if (this.database.inTransaction) throw new StoreUnavailableError(1)
+      return commitCreates.immediate(plants)
+    }), {
       maxBatchSize,
       maxBatchesInFlight: 1,
-      // "Busy" or "disk full" is the store's state, the same for every write in the batch.
+      // A failed transaction was rolled back whole. "Busy" or "disk full" is the store's state,
+      // the same for every create in the batch; anything else may be one create's own.
       isolateFailure: (error) => !(error instanceof StoreUnavailableError),
     })
     // Ready means able to write: take the write lock (as a create would) and read the file.
@@ -78,7 +84,7 @@ export class SqlitePlantStore implements PlantStore {
   }
 
   async createPlant (plant: PlantRecord): Promise<CreatePlantOutcome> {
-    return toCreatePlantOutcome(plant, await this.creates.submit(plant))
+    return this.creates.create(plant)
   }
 
   async checkReady (): Promise<void> {
@@ -86,7 +92,8 @@ export class SqlitePlantStore implements PlantStore {
   }
 
   async close (): Promise<void> {
-    await this.creates.idle()
+    if (!this.database.open) return
+    await this.creates.close()
     this.database.close()
   }
 

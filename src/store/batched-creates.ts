@@ -1,0 +1,27 @@
+import { type CreateResult, toCreatePlantOutcome } from './create-outcome.js'
+import { type CommitBatch, GroupCommit, type GroupCommitOptions } from './group-commit.js'
+import type { CreatePlantOutcome, PlantRecord } from './plant-store.js'
+import { StoreUnavailableError } from './store-errors.js'
+
+// The creates of a store, committed in batches: what both backends share.
+export class BatchedCreates {
+  private readonly groupCommit: GroupCommit<PlantRecord, CreateResult>
+  private closing = false
+
+  constructor (commitBatch: CommitBatch<PlantRecord, CreateResult>, options: GroupCommitOptions) {
+    this.groupCommit = new GroupCommit(commitBatch, options)
+  }
+
+  async create (plant: PlantRecord): Promise<CreatePlantOutcome> {
+    // A create that arrives while the store closes gets a 503: another instance, or this one
+    // once restarted, can take it.
+    if (this.closing) throw new StoreUnavailableError(1)
+    return toCreatePlantOutcome(plant, await this.groupCommit.submit(plant))
+  }
+
+  // Takes no more creates, and resolves once those already taken are answered.
+  async close (): Promise<void> {
+    this.closing = true
+    await this.groupCommit.idle()
+  }
+}
