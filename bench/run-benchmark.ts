@@ -32,8 +32,8 @@ const token = randomBytes(32).toString('base64url')
 let lastFreshId = BigInt(replayedIdCount)
 const plantBody = (id: bigint): string => `{"id":${id},"name":"Fern","tag":"shade"}`
 const freshBody = (): string => plantBody(++lastFreshId)
-let lastReplayedId = 0n
-const replayBody = (): string => plantBody(BigInt(1 + Number(lastReplayedId++ % BigInt(replayedIdCount))))
+let replays = 0
+const replayBody = (): string => plantBody(BigInt(1 + (replays++ % replayedIdCount)))
 
 interface Scenario {
   readonly name: string
@@ -42,26 +42,44 @@ interface Scenario {
   readonly nextBody: () => string
 }
 
+// What to undo when the run ends, in reverse order, each step whatever the others did: on
+// success, on failure, and on SIGINT or SIGTERM.
+const cleanups: Array<() => Promise<void> | void> = []
+async function cleanUp (): Promise<void> {
+  for (const cleanup of cleanups.splice(0).reverse()) {
+    try {
+      await cleanup()
+    } catch (error) {
+      process.stderr.write(`while cleaning up: ${error instanceof Error ? error.message : String(error)}\n`)
+    }
+  }
+}
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    void cleanUp().finally(() => process.exit(130))
+  })
+}
+
 async function main (): Promise<void> {
   const workFolder = mkdtempSync(join(tmpdir(), 'plant-store-bench-'))
-  const started: ServerProcess[] = []
-  let dropPostgresSchema = async (): Promise<void> => undefined
+  cleanups.push(() => rmSync(workFolder, { recursive: true, force: true }))
+  const started = (server: ServerProcess): ServerProcess => {
+    cleanups.push(server.stop)
+    return server
+  }
   try {
-    const bare = await startServerProcess(bareServerScript, {}, join(workFolder, 'bare.log'))
-    started.push(bare)
+    const bare = started(await startServerProcess(bareServerScript, {}, join(workFolder, 'bare.log')))
     const scenarios: Scenario[] = [{ name: 'bare Fastify route', server: bare, nextBody: freshBody }]
 
-    const sqlite = await startService(`sqlite:${join(workFolder, 'plants.db')}`, join(workFolder, 'sqlite.log'))
-    started.push(sqlite)
+    const sqlite = started(await startService(`sqlite:${join(workFolder, 'plants.db')}`, join(workFolder, 'sqlite.log')))
     scenarios.push(...await backendScenarios('SQLite', sqlite))
 
     const postgres = await preparePostgres(options['postgres-url'])
     if (typeof postgres === 'string') {
       process.stdout.write(`PostgreSQL skipped: ${postgres}\n`)
     } else {
-      dropPostgresSchema = postgres.drop
-      const service = await startService(postgres.url, join(workFolder, 'postgres.log'))
-      started.push(service)
+      cleanups.push(postgres.drop)
+      const service = started(await startService(postgres.url, join(workFolder, 'postgres.log')))
       scenarios.push(...await backendScenarios('PostgreSQL', service))
     }
 
@@ -91,9 +109,7 @@ async function main (): Promise<void> {
       process.exitCode = 1
     }
   } finally {
-    for (const server of started) await server.stop()
-    await dropPostgresSchema()
-    rmSync(workFolder, { recursive: true, force: true })
+    await cleanUp()
   }
 }
 
@@ -134,7 +150,15 @@ async function storeReplayedPlants (server: ServerProcess): Promise<void> {
 // the one a quarter into the run (start-up and warm-up allocations are behind it by then).
 async function measure (scenario: Scenario, seconds: number): Promise<Omit<Measurement, 'ratioToBare'>> {
   const residentMiB: number[] = []
-  const sampler = setInterval(() => residentMiB.push(scenario.server.residentMemoryMiB()), 250)
+  // A server that died has no memory to read; the load run reports its failed requests.
+  const sample = (): void => {
+    try {
+      residentMiB.push(scenario.server.residentMemoryMiB())
+    } catch {
+      clearInterval(sampler)
+    }
+  }
+  const sampler = setInterval(sample, 250)
   try {
     const result = await runLoad({
       url: `${scenario.server.baseUrl}/plants`,
@@ -143,9 +167,9 @@ async function measure (scenario: Scenario, seconds: number): Promise<Omit<Measu
       durationSeconds: seconds,
       nextBody: scenario.nextBody,
     })
-    residentMiB.push(scenario.server.residentMemoryMiB())
-    const quarterIn = residentMiB[Math.floor(residentMiB.length / 4)]!
-    return { ...result, peakResidentMiB: Math.max(...residentMiB), residentGrowthMiB: residentMiB.at(-1)! - quarterIn }
+    sample()
+    const quarterIn = residentMiB[Math.floor(residentMiB.length / 4)] ?? Number.NaN
+    return { ...result, peakResidentMiB: Math.max(...residentMiB), residentGrowthMiB: (residentMiB.at(-1) ?? Number.NaN) - quarterIn }
   } finally {
     clearInterval(sampler)
   }
@@ -160,14 +184,22 @@ async function preparePostgres (url: string): Promise<string | { url: string, dr
     return `PostgreSQL is not reachable at ${url} (${error instanceof Error ? error.message : String(error)}); set BENCH_POSTGRES_URL`
   }
   const schema = `plant_store_bench_${randomBytes(6).toString('hex')}`
-  await client.query(`CREATE SCHEMA ${schema}`)
+  try {
+    await client.query(`CREATE SCHEMA ${schema}`)
+  } catch (error) {
+    await client.end()
+    throw error
+  }
   const withSchema = new URL(url)
   withSchema.searchParams.set('options', `-c search_path=${schema}`)
   return {
     url: withSchema.toString(),
     drop: async () => {
-      await client.query(`DROP SCHEMA ${schema} CASCADE`)
-      await client.end()
+      try {
+        await client.query(`DROP SCHEMA ${schema} CASCADE`)
+      } finally {
+        await client.end()
+      }
     },
   }
 }

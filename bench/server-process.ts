@@ -11,14 +11,8 @@ export interface ServerProcess {
   readonly stop: () => Promise<void>
 }
 
-// Every started process, so an interrupted benchmark still stops them all.
+// Every started process, so that none outlives the benchmark, however it ends.
 const running = new Set<ChildProcess>()
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    for (const child of running) child.kill('SIGKILL')
-    process.exit(130)
-  })
-}
 process.on('exit', () => {
   for (const child of running) child.kill('SIGKILL')
 })
