@@ -25,6 +25,8 @@ t.test('each request is logged once, when answered, with its id, status and time
       res: { statusCode: 401 }, responseTime: Number,
     },
   ])
+  t.notMatch(server.output(), token, 'the token is never logged')
+  t.notMatch(server.output(), 'secret', 'nor a query value')
   for (const line of completed) {
     t.notOk('headers' in (line.req as object), 'no request headers')
     t.notOk('headers' in (line.res as object), 'no response headers')
