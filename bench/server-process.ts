@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { openSync, readFileSync, closeSync } from 'node:fs'
-import { connect, createServer } from 'node:net'
+import { connect } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { freePort } from '../test/free-port.js'
 
 export interface ServerProcess {
   readonly baseUrl: string
@@ -46,18 +47,6 @@ export async function startServerProcess (
   }
   child.kill('SIGKILL')
   throw new Error(`${script} did not start; its output:\n${readFileSync(logFile, 'utf8')}`)
-}
-
-async function freePort (): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', resolve)
-  })
-  const address = server.address()
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  if (address === null || typeof address === 'string') throw new Error('no TCP port was assigned')
-  return address.port
 }
 
 async function acceptsConnections (port: number): Promise<boolean> {

@@ -1,6 +1,7 @@
 import { createServer } from 'node:net'
 
-// A TCP port on 127.0.0.1 that nothing listens on now, for a process a test starts itself.
+// A TCP port on 127.0.0.1 that nothing listens on now, for a process a test (or the benchmark)
+// starts itself.
 export async function freePort (): Promise<number> {
   const server = createServer()
   await new Promise<void>((resolve, reject) => {
