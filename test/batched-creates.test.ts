@@ -1,4 +1,3 @@
-import pg from 'pg'
 import t, { type Test } from 'tap'
 import { openPlantStore } from '../src/store/open-plant-store.js'
 import type { PlantRecord, PlantStore } from '../src/store/plant-store.js'
@@ -7,7 +6,7 @@ import { Database } from '../src/store/sqlite/sqlite-driver.js'
 import { SqlitePlantStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { PlantConflictError, StoreUnavailableError } from '../src/store/store-errors.js'
 import { buildTestApp } from './helper.js'
-import { runAsAdmin, type TestDatabase, testOnEveryBackend } from './test-databases.js'
+import { otherTransaction, runAsAdmin, type TestDatabase, testOnEveryBackend } from './test-databases.js'
 
 // Creates are committed in batches (src/store/group-commit.ts). Creates submitted in the same
 // turn of the event loop are sure to share a batch, so these tests submit theirs together and
@@ -129,10 +128,7 @@ async function holdWrites (t: Test, database: TestDatabase): Promise<{ store: Pl
   }
   const store = await PostgresPlantStore.open({ connectionString: database.url, poolSize: 2, statementTimeoutMs: 300 })
   t.teardown(() => store.close())
-  const other = new pg.Client({ connectionString: database.url })
-  await other.connect()
-  t.teardown(() => other.end())
-  await other.query('BEGIN')
+  const other = await otherTransaction(t, database.url)
   await other.query("INSERT INTO plants (id, name) VALUES (2, 'Held')")
   return { store, release: async () => { await other.query('ROLLBACK') } }
 }

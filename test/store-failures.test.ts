@@ -1,10 +1,9 @@
 import { Database } from '../src/store/sqlite/sqlite-driver.js'
 import t, { type Test } from 'tap'
-import pg from 'pg'
 import { PostgresPlantStore } from '../src/store/postgres/postgres-plant-store.js'
 import { SqlitePlantStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { buildTestApp } from './helper.js'
-import { postgresSkipReason, postgresTestDatabase, runAsAdmin } from './test-databases.js'
+import { otherTransaction, postgresSkipReason, postgresTestDatabase, runAsAdmin } from './test-databases.js'
 
 // Real SQLite and PostgreSQL failures, seen from outside: the status and code the spec declares, and no
 // internals in the message.
@@ -48,10 +47,7 @@ t.test('on PostgreSQL, a create blocked past the statement timeout answers 503 w
     const database = await postgresTestDatabase(t)
     const store = await PostgresPlantStore.open({ connectionString: database.url, poolSize: 2, statementTimeoutMs: 300 })
     const { createPlant } = await buildTestApp(t, {}, { store })
-    const other = new pg.Client({ connectionString: database.url })
-    await other.connect()
-    t.teardown(() => other.end())
-    await other.query('BEGIN')
+    const other = await otherTransaction(t, database.url)
     await other.query("INSERT INTO plants (id, name) VALUES (1, 'Fern')")
     const unavailable = await createPlant({ id: 1, name: 'Fern' })
     t.equal(unavailable.statusCode, 503)

@@ -84,6 +84,16 @@ async function runSql<Row extends object> (connectionString: string, sql: string
   }
 }
 
+// A second session on the test's database, in a transaction of its own that the test commits or
+// rolls back: for holding locks the store must wait on. Closed when the test ends.
+export async function otherTransaction (t: Test, connectionString: string): Promise<pg.Client> {
+  const other = new pg.Client({ connectionString })
+  await other.connect()
+  t.teardown(() => other.end())
+  await other.query('BEGIN')
+  return other
+}
+
 // Runs `body` once per backend, as subtests named after it; the PostgreSQL run is skipped, with
 // the reason shown, only where PostgreSQL is not available outside CI.
 export function testOnEveryBackend (t: Test, name: string, body: (t: Test, database: TestDatabase) => Promise<void>): void {

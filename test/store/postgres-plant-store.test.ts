@@ -5,7 +5,7 @@ import t, { type Test } from 'tap'
 import { migrationLockKey } from '../../src/store/postgres/postgres-migrations.js'
 import { PostgresPlantStore, type PostgresPlantStoreOptions } from '../../src/store/postgres/postgres-plant-store.js'
 import { PlantConflictError, StoreUnavailableError } from '../../src/store/store-errors.js'
-import { postgresSkipReason, postgresTestDatabase, runAsAdmin, testPostgresUrl } from '../test-databases.js'
+import { otherTransaction, postgresSkipReason, postgresTestDatabase, runAsAdmin, testPostgresUrl } from '../test-databases.js'
 import { testPlantStoreContract } from './plant-store-contract.js'
 
 // A real PostgreSQL server, each test in a schema of its own (see test-databases.ts).
@@ -97,10 +97,7 @@ t.test('a plant another session commits while the batch statement waits for it i
   const database = await postgresTestDatabase(t)
   const store = await PostgresPlantStore.open({ connectionString: database.url, poolSize: 2 })
   t.teardown(() => store.close())
-  const other = new pg.Client({ connectionString: database.url })
-  await other.connect()
-  t.teardown(() => other.end())
-  await other.query('BEGIN')
+  const other = await otherTransaction(t, database.url)
   await other.query("INSERT INTO plants (id, name) VALUES (1, 'Fern'), (2, 'Ivy')")
   // The batch statement starts (its snapshot taken), then waits on the other session's rows.
   const creates = Promise.all([store.createPlant({ id: 1n, name: 'Fern' }), store.createPlant({ id: 2n, name: 'Palm' })]
@@ -129,10 +126,7 @@ t.test('a create held up by another transaction past the statement timeout is un
   const database = await postgresTestDatabase(t)
   const store = await PostgresPlantStore.open({ connectionString: database.url, poolSize: 2, statementTimeoutMs: 300 })
   t.teardown(() => store.close())
-  const other = new pg.Client({ connectionString: database.url })
-  await other.connect()
-  t.teardown(() => other.end())
-  await other.query('BEGIN')
+  const other = await otherTransaction(t, database.url)
   await other.query("INSERT INTO plants (id, name) VALUES (1, 'Fern')")
   await t.rejects(store.createPlant({ id: 1n, name: 'Fern' }), StoreUnavailableError)
   await other.query('ROLLBACK')
