@@ -3,13 +3,18 @@ import { type CommitBatch, GroupCommit, type GroupCommitOptions } from './group-
 import type { CreatePlantOutcome, PlantRecord } from './plant-store.js'
 import { StoreUnavailableError } from './store-errors.js'
 
+// While creates keep arriving, a batch waits up to three rounds of the event loop for more:
+// measured on SQLite at 32 connections, 6 of 7 paired runs were faster than starting at once
+// (median about 22.3k creates/s against 21.1k), with the same p99.
+const gatherRounds = 3
+
 // The creates of a store, committed in batches: what both backends share.
 export class BatchedCreates {
   private readonly groupCommit: GroupCommit<PlantRecord, CreateResult>
   private closing = false
 
-  constructor (commitBatch: CommitBatch<PlantRecord, CreateResult>, options: GroupCommitOptions) {
-    this.groupCommit = new GroupCommit(commitBatch, options)
+  constructor (commitBatch: CommitBatch<PlantRecord, CreateResult>, options: Omit<GroupCommitOptions, 'maxGatherRounds'>) {
+    this.groupCommit = new GroupCommit(commitBatch, { ...options, maxGatherRounds: gatherRounds })
   }
 
   async create (plant: PlantRecord): Promise<CreatePlantOutcome> {

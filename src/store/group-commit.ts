@@ -2,7 +2,9 @@
 // instead of per request.
 //
 // A batch starts once the event loop has finished its current round of I/O, so every request
-// read in that round joins it; while a batch commits, new arrivals wait and form the next one.
+// read in that round joins it; while creates are still arriving it waits a round more (up to
+// maxGatherRounds), as one flush for more writes costs less than two. While a batch commits,
+// new arrivals wait and form the next one.
 // Batches are taken in arrival order, at most maxBatchSize at a time, so under any load a
 // caller waits behind those who came before it and no one else.
 //
@@ -19,6 +21,8 @@ export interface GroupCommitOptions {
   // How many batches may commit at once: 1 for a single writer (SQLite); more lets a server
   // that runs transactions side by side (PostgreSQL) take the next batch while one commits.
   readonly maxBatchesInFlight: number
+  // Rounds of the event loop a batch may wait for more writes while they keep arriving.
+  readonly maxGatherRounds: number
   readonly isolateFailure: (error: unknown) => boolean
 }
 
@@ -38,7 +42,9 @@ export class GroupCommit<Item, Outcome> {
     private readonly commitBatch: CommitBatch<Item, Outcome>,
     private readonly options: GroupCommitOptions,
   ) {
-    if (options.maxBatchSize < 1 || options.maxBatchesInFlight < 1) throw new RangeError('batch size and batches in flight must be at least 1')
+    if (options.maxBatchSize < 1 || options.maxBatchesInFlight < 1 || options.maxGatherRounds < 1) {
+      throw new RangeError('batch size, batches in flight and gather rounds must be at least 1')
+    }
   }
 
   submit (item: Item): Promise<Outcome> {
@@ -57,10 +63,19 @@ export class GroupCommit<Item, Outcome> {
   private scheduleBatch (): void {
     if (this.batchScheduled || this.queue.length === 0 || this.batchesInFlight >= this.options.maxBatchesInFlight) return
     this.batchScheduled = true
-    setImmediate(() => {
+    let roundsLeft = this.options.maxGatherRounds
+    let waitingBefore = this.queue.length
+    const startOrGather = (): void => {
+      const stillArriving = this.queue.length > waitingBefore
+      if (--roundsLeft > 0 && stillArriving && this.queue.length < this.options.maxBatchSize) {
+        waitingBefore = this.queue.length
+        setImmediate(startOrGather)
+        return
+      }
       this.batchScheduled = false
       void this.runBatch()
-    })
+    }
+    setImmediate(startOrGather)
   }
 
   // Never rejects: whatever goes wrong, every caller of the batch is answered.

@@ -4,7 +4,7 @@ import { GroupCommit } from '../../src/store/group-commit.js'
 
 // The batching alone, with a commit function that records what it was given: which writes
 // share a batch, in which order, and what each caller is told.
-function recordingGroupCommit (options: { maxBatchSize?: number, maxBatchesInFlight?: number, commitMs?: number } = {}) {
+function recordingGroupCommit (options: { maxBatchSize?: number, maxBatchesInFlight?: number, maxGatherRounds?: number, commitMs?: number } = {}) {
   const batches: number[][] = []
   const failNext: unknown[] = []
   let committing = 0
@@ -25,6 +25,7 @@ function recordingGroupCommit (options: { maxBatchSize?: number, maxBatchesInFli
   }, {
     maxBatchSize: options.maxBatchSize ?? 100,
     maxBatchesInFlight: options.maxBatchesInFlight ?? 1,
+    maxGatherRounds: options.maxGatherRounds ?? 1,
     isolateFailure: (error) => error instanceof Error && error.message === 'write -1 is refused',
   })
   return { groupCommit, batches, failNext, mostAtOnce: () => mostAtOnce }
@@ -39,6 +40,26 @@ t.test('writes submitted together share one batch; writes arriving during its co
   const second = range(6, 3).map((item) => groupCommit.submit(item))
   t.same(await Promise.all([...first, ...second]), range(1, 8).map((item) => `committed ${item}`), 'each caller gets its own outcome')
   t.same(batches, [[1, 2, 3, 4, 5], [6, 7, 8]])
+})
+
+t.test('while writes keep arriving, a batch waits for them, a few rounds of the event loop at most', async (t) => {
+  const { groupCommit, batches } = recordingGroupCommit({ maxGatherRounds: 3 })
+  const nextRound = async (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
+  // Two arrive in one round, then one in each round after: the batch gathers while they come.
+  const writes = [groupCommit.submit(1), groupCommit.submit(2)]
+  for (const item of [3, 4, 5]) {
+    await nextRound()
+    writes.push(groupCommit.submit(item))
+  }
+  await Promise.all(writes)
+  t.same(batches, [[1, 2, 3, 4], [5]], 'the writes of three rounds share a batch; a later one forms the next')
+
+  const alone = recordingGroupCommit({ maxGatherRounds: 3 })
+  const lonely = alone.groupCommit.submit(1)
+  await nextRound()
+  await nextRound()
+  t.same(alone.batches, [[1]], 'a write with none arriving after it is not kept waiting')
+  await lonely
 })
 
 t.test('a caller is answered only once its batch has committed', async (t) => {
@@ -86,7 +107,7 @@ t.test('a failure that may be one write\'s own is isolated: its neighbours get t
 t.test('a commit that answers for the wrong number of writes fails them all, and is not retried', async (t) => {
   let commits = 0
   const groupCommit = new GroupCommit<number, string>(async () => { commits++; return ['only one'] },
-    { maxBatchSize: 10, maxBatchesInFlight: 1, isolateFailure: () => true })
+    { maxBatchSize: 10, maxBatchesInFlight: 1, maxGatherRounds: 1, isolateFailure: () => true })
   const results = await Promise.allSettled([1, 2].map((item) => groupCommit.submit(item)))
   t.ok(results.every((result) => result.status === 'rejected'))
   t.equal(commits, 1, 'a batch that committed is never committed again')
@@ -101,7 +122,7 @@ t.test('when retrying one by one meets a failure of the store, the writes left g
     if (items[0] === 2) throw new Error('write 2 is refused')
     if (items[0] === 3) throw outage
     return items.map((item) => `committed ${item}`)
-  }, { maxBatchSize: 10, maxBatchesInFlight: 1, isolateFailure: (error) => error !== outage })
+  }, { maxBatchSize: 10, maxBatchesInFlight: 1, maxGatherRounds: 1, isolateFailure: (error) => error !== outage })
   const results = await Promise.allSettled([1, 2, 3, 4, 5].map((item) => groupCommit.submit(item)))
   t.same(results.map((result) => result.status === 'fulfilled' ? result.value : (result.reason as Error).message),
     ['committed 1', 'write 2 is refused', 'the disk is full', 'the disk is full', 'the disk is full'])
@@ -112,6 +133,7 @@ t.test('whatever throws while a failure is handled, every caller is answered and
   const groupCommit = new GroupCommit<number, string>(async () => { throw new Error('failed') }, {
     maxBatchSize: 10,
     maxBatchesInFlight: 1,
+    maxGatherRounds: 1,
     isolateFailure: () => { throw new Error('the failure could not be judged') },
   })
   const results = await Promise.allSettled([1, 2].map((item) => groupCommit.submit(item)))
