@@ -36,7 +36,8 @@ const range = (from: number, count: number): number[] => Array.from({ length: co
 t.test('writes submitted together share one batch; writes arriving during its commit form the next', async (t) => {
   const { groupCommit, batches } = recordingGroupCommit({ commitMs: 30 })
   const first = range(1, 5).map((item) => groupCommit.submit(item))
-  await sleep(10)
+  // Once the first batch is committing (waiting on a timer would race a busy machine).
+  while (batches.length === 0) await new Promise((resolve) => setImmediate(resolve))
   const second = range(6, 3).map((item) => groupCommit.submit(item))
   t.same(await Promise.all([...first, ...second]), range(1, 8).map((item) => `committed ${item}`), 'each caller gets its own outcome')
   t.same(batches, [[1, 2, 3, 4, 5], [6, 7, 8]])
@@ -66,7 +67,7 @@ t.test('a caller is answered only once its batch has committed', async (t) => {
   const { groupCommit, batches } = recordingGroupCommit({ commitMs: 30 })
   let answered = false
   const write = groupCommit.submit(1).then((outcome) => { answered = true; return outcome })
-  await sleep(15)
+  while (batches.length === 0) await new Promise((resolve) => setImmediate(resolve))
   t.same(batches, [[1]], 'the batch is committing')
   t.notOk(answered, 'and its caller is still waiting')
   t.equal(await write, 'committed 1')
