@@ -144,7 +144,7 @@ t.test('whatever throws while a failure is handled, every caller is answered and
 })
 
 t.test('several batches may commit at once when allowed, and never more', async (t) => {
-  const { groupCommit, mostAtOnce } = recordingGroupCommit({ maxBatchSize: 2, maxBatchesInFlight: 3, commitMs: 10 })
+  const { groupCommit, mostAtOnce } = recordingGroupCommit({ maxBatchSize: 2, maxBatchesInFlight: 3, commitMs: 50 })
   await Promise.all(range(1, 20).map((item) => groupCommit.submit(item)))
   t.equal(mostAtOnce(), 3)
 })
