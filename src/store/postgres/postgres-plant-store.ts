@@ -20,9 +20,6 @@ export interface PostgresPlantStoreOptions {
   readonly statementTimeoutMs?: number
   // An idle connection that breaks (the server restarted) is dropped and replaced; this is told.
   readonly onIdleConnectionError?: (error: Error) => void
-  // The most creates sent in one statement, and how many such statements may run at once.
-  readonly maxBatchSize?: number
-  readonly maxBatchesInFlight?: number
 }
 
 interface StoredRow {
@@ -99,7 +96,6 @@ export class PostgresPlantStore implements PlantStore {
 
   private constructor ({
     connectionString, poolSize, connectTimeoutMs = 2000, statementTimeoutMs = 5000, onIdleConnectionError,
-    maxBatchSize = 512, maxBatchesInFlight = 1,
   }: PostgresPlantStoreOptions) {
     const fromUrl = parseIntoClientConfig(connectionString)
     this.connection = {
@@ -120,7 +116,7 @@ export class PostgresPlantStore implements PlantStore {
     this.pool.on('error', (error) => onIdleConnectionError?.(error))
     this.creates = new BatchedCreates(
       async (plants) => this.translateErrors(() => this.onMigratedTables(() => this.insertOrCompare(plants))),
-      { maxBatchSize, maxBatchesInFlight, isolateFailure: (error) => refusedByBatchStatement.has(error as object) },
+      (error) => refusedByBatchStatement.has(error as object),
     )
   }
 

@@ -12,8 +12,6 @@ export interface SqlitePlantStoreOptions {
   // How long a write waits for another connection's lock before the request gets a 503. The
   // wait blocks the event loop (SQLite sleeps in the calling thread), so it is kept short.
   readonly busyTimeoutMs?: number
-  // The most creates committed in one transaction.
-  readonly maxBatchSize?: number
 }
 
 interface StoredRow {
@@ -48,7 +46,7 @@ export class SqlitePlantStore implements PlantStore {
   private readonly creates: BatchedCreates
   private readonly readMigrationVersion: () => unknown
 
-  constructor ({ filename, busyTimeoutMs = 250, maxBatchSize = 512 }: SqlitePlantStoreOptions) {
+  constructor ({ filename, busyTimeoutMs = 250 }: SqlitePlantStoreOptions) {
     this.database = openDatabase(filename, busyTimeoutMs)
 
     const insert = this.database.prepare(
@@ -65,18 +63,14 @@ export class SqlitePlantStore implements PlantStore {
       return stored !== undefined && isSamePlant(plant, stored) ? 'replayed' : 'conflict'
     }
     const commitCreates = this.database.transaction((plants: readonly PlantRecord[]) => plants.map(insertOrCompare))
+    // A failed transaction was rolled back whole. "Busy" or "disk full" is the store's state,
+    // the same for every create in the batch; anything else may be one create's own.
     this.creates = new BatchedCreates(async (plants) => this.translateErrors(() => {
       // A transaction left open by a failed rollback would turn the next one into a savepoint
       // inside it: nothing committed, nothing flushed.
       if (this.database.inTransaction) throw new StoreUnavailableError(1)
       return commitCreates.immediate(plants)
-    }), {
-      maxBatchSize,
-      maxBatchesInFlight: 1,
-      // A failed transaction was rolled back whole. "Busy" or "disk full" is the store's state,
-      // the same for every create in the batch; anything else may be one create's own.
-      isolateFailure: (error) => !(error instanceof StoreUnavailableError),
-    })
+    }), (error) => !(error instanceof StoreUnavailableError))
     // Ready means able to write: take the write lock (as a create would) and read the file.
     const migrationVersion = this.database.prepare('SELECT max(version) FROM schema_migrations').pluck()
     const readUnderWriteLock = this.database.transaction(() => migrationVersion.get())
