@@ -27,32 +27,23 @@ interface StoredRow {
   tag: string | null
 }
 
-interface BatchRow {
-  id: string
-  inserted: boolean
-  // The stored plant when the id was taken and the statement's snapshot holds it; else null.
-  name: string | null
-  tag: string | null
-}
-
 // Errors raised by the batch statement itself, which then wrote nothing: only these may be one
 // create's own (a trigger or constraint refusing it), so only these are retried create by create.
 const refusedByBatchStatement = new WeakSet<object>()
 
-// Named statements are parsed once per connection by the driver, and planned at every run.
-// One statement stores a whole batch of plants with distinct ids, in the batch's order, and
-// says of each whether it was inserted and, if not, what is stored under its id. That stored
-// row is read from the statement's snapshot, so it is missing when another session committed
-// it after the statement began; selectPlants then reads it afresh.
-const insertPlants = `WITH batch AS (
-  SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) WITH ORDINALITY AS batch (id, name, tag, position)
-), inserted AS (
-  INSERT INTO plants (id, name, tag) SELECT id, name, tag FROM batch ORDER BY id
-  ON CONFLICT (id) DO NOTHING RETURNING id
-)
-SELECT batch.id::text AS id, inserted.id IS NOT NULL AS inserted, stored.name, stored.tag
-FROM batch LEFT JOIN inserted ON inserted.id = batch.id LEFT JOIN plants stored ON stored.id = batch.id
-ORDER BY batch.position`
+// One named statement stores a whole batch of plants with distinct ids and returns the ids it
+// inserted. It inserts in id order, so two instances storing overlapping ids cannot deadlock.
+// Its plan reads no stored rows (ON CONFLICT goes through the primary key's index), so the plan
+// the server caches for it after a few runs cannot go stale as the table grows, and planning
+// is not paid again at every batch.
+const insertPlants = `INSERT INTO plants (id, name, tag)
+SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) AS batch (id, name, tag) ORDER BY id
+ON CONFLICT (id) DO NOTHING RETURNING id::text AS id`
+// The plants stored under the ids the batch found taken. A statement of its own, so that it
+// sees rows other sessions committed while the insert ran. It is sent unnamed, which has the
+// server plan it for its values at every run: a plan cached while the table was new and small
+// reads with a sequential scan, which grows slower with every plant stored until the table is
+// next analysed (measured: 7,700 creates/s falling to 2,900 within 20 s on a new table).
 const selectPlants = 'SELECT id::text AS id, name, tag FROM plants WHERE id = ANY($1::bigint[])'
 const undefinedTable = '42P01'
 const selectReadiness = 'SELECT max(version) AS version, pg_is_in_recovery() AS in_recovery FROM schema_migrations'
@@ -60,13 +51,8 @@ const selectReadiness = 'SELECT max(version) AS version, pg_is_in_recovery() AS 
 // Set at the start of every session, after anything the URL asks for, so they always hold:
 // a 200 is sent only once the commit is durable, and the insert-or-compare relies on each
 // statement seeing what was committed before it began, which stricter isolation levels refuse
-// to do (their losing racers would get serialization failures, that is 503s). Statements are
-// planned at every run: a plan cached while the table was new and small reads the stored rows
-// with a sequential scan, which grows slower with every plant stored until the table is next
-// analysed (measured: 7,700 creates/s falling to 2,900 within 20 s on a new table).
-const sessionSettings = [
-  '-c synchronous_commit=on', '-c default_transaction_isolation=read\\ committed', '-c plan_cache_mode=force_custom_plan',
-]
+// to do (their losing racers would get serialization failures, that is 503s).
+const sessionSettings = ['-c synchronous_commit=on', '-c default_transaction_isolation=read\\ committed']
 
 export class PostgresPlantStore implements PlantStore {
   private readonly connection: pg.ClientConfig
@@ -129,25 +115,18 @@ export class PostgresPlantStore implements PlantStore {
   // what the earlier one left stored, as if it had arrived alone just after.
   private async insertOrCompare (plants: readonly PlantRecord[]): Promise<CreateResult[]> {
     const firstOfEachId = firstCreateOfEachId(plants)
-    const rows = await this.runBatchStatement(firstOfEachId)
+    const insertedIds = new Set(await this.runBatchStatement(firstOfEachId))
     const storedById = new Map<string, StoredRow>()
-    const createdIds = new Set<string>()
-    rows.forEach((row, index) => {
-      const plant = firstOfEachId[index]!
-      if (row.id !== plant.id.toString()) throw new Error(`the batch statement answered for ${row.id} in the place of ${plant.id}`)
-      if (row.inserted) {
-        createdIds.add(row.id)
-        storedById.set(row.id, { name: plant.name, tag: plant.tag ?? null })
-      } else if (row.name !== null) {
-        storedById.set(row.id, { name: row.name, tag: row.tag })
-      }
-    })
-    await this.readCommittedMeanwhile(rows.filter(({ id }) => !storedById.has(id)).map(({ id }) => id), storedById)
+    for (const plant of firstOfEachId) {
+      const id = plant.id.toString()
+      if (insertedIds.has(id)) storedById.set(id, { name: plant.name, tag: plant.tag ?? null })
+    }
+    await this.readStoredPlants(firstOfEachId.map(({ id }) => id.toString()).filter((id) => !insertedIds.has(id)), storedById)
 
     return plants.map((plant) => {
       const id = plant.id.toString()
       // Only the first create of an id can have inserted it; the ones after it compare.
-      if (createdIds.delete(id)) return 'created'
+      if (insertedIds.delete(id)) return 'created'
       // Plants are never deleted, so a taken id always has a row.
       const stored = storedById.get(id)
       if (stored === undefined) throw new Error(`plant ${id} was neither inserted nor found`)
@@ -155,14 +134,15 @@ export class PostgresPlantStore implements PlantStore {
     })
   }
 
-  private async runBatchStatement (plants: readonly PlantRecord[]): Promise<BatchRow[]> {
+  // The ids the statement inserted, as decimal strings.
+  private async runBatchStatement (plants: readonly PlantRecord[]): Promise<string[]> {
     try {
-      const { rows } = await this.pool.query<BatchRow>({
+      const { rows } = await this.pool.query<{ id: string }>({
         name: 'insert-plants',
         text: insertPlants,
         values: [plants.map(({ id }) => id.toString()), plants.map(({ name }) => name), plants.map(({ tag }) => tag ?? null)],
       })
-      return rows
+      return rows.map(({ id }) => id)
     } catch (error) {
       if (error instanceof pg.DatabaseError && !isTransientPostgresError(error) && error.code !== undefinedTable) {
         refusedByBatchStatement.add(error)
@@ -171,11 +151,9 @@ export class PostgresPlantStore implements PlantStore {
     }
   }
 
-  // Rows another session committed while the batch's statement ran: a statement of its own
-  // sees them.
-  private async readCommittedMeanwhile (ids: readonly string[], storedById: Map<string, StoredRow>): Promise<void> {
+  private async readStoredPlants (ids: readonly string[], storedById: Map<string, StoredRow>): Promise<void> {
     if (ids.length === 0) return
-    const { rows } = await this.pool.query<StoredRow & { id: string }>({ name: 'select-plants', text: selectPlants, values: [ids] })
+    const { rows } = await this.pool.query<StoredRow & { id: string }>(selectPlants, [ids])
     for (const { id, name, tag } of rows) storedById.set(id, { name, tag })
   }
 
