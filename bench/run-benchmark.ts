@@ -12,8 +12,8 @@ import { type ServerProcess, startServerProcess } from './server-process.js'
 // in turn, round after round, from this process. Prints the medians and stops by itself.
 const { values: options } = parseArgs({
   options: {
-    rounds: { type: 'string', default: '3' },
-    duration: { type: 'string', default: '10' },
+    rounds: { type: 'string', default: '5' },
+    duration: { type: 'string', default: '6' },
     connections: { type: 'string', default: '32' },
     'postgres-url': { type: 'string', default: process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test' },
     'log-level': { type: 'string', default: 'info' },
@@ -89,22 +89,30 @@ async function main (): Promise<void> {
     for (const scenario of scenarios) await measure(scenario, Math.min(3, durationSeconds))
 
     const runs = new Map<string, Measurement[]>(scenarios.map(({ name }) => [name, []]))
+    const [bareScenario, ...serviceScenarios] = scenarios as [Scenario, ...Scenario[]]
     for (let round = 1; round <= rounds; round++) {
-      let bareRequestsPerSecond = Number.NaN
-      for (const scenario of scenarios) {
+      // The bare route is loaded first and last in every round, and each run is compared with
+      // the mean of the two: a shared machine that slows down or speeds up during a round then
+      // moves both sides of the ratio alike.
+      const roundRuns: Array<[Scenario, Omit<Measurement, 'ratioToBare'>]> = []
+      for (const scenario of [bareScenario, ...serviceScenarios, bareScenario]) {
         const run = await measure(scenario, durationSeconds)
-        if (scenario.server === bare) bareRequestsPerSecond = run.requestsPerSecond
-        const measurement = { ...run, ratioToBare: run.requestsPerSecond / bareRequestsPerSecond }
-        runs.get(scenario.name)!.push(measurement)
+        roundRuns.push([scenario, run])
         process.stdout.write(`round ${round}: ${scenario.name}: ${Math.round(run.requestsPerSecond)} req/s, ` +
           `p99 ${run.p99Ms} ms, RSS ${run.peakResidentMiB.toFixed(0)} MiB (${signed(run.residentGrowthMiB)} MiB), failures ${run.failures}\n`)
+      }
+      const bareRuns = roundRuns.filter(([scenario]) => scenario === bareScenario)
+      const bareRequestsPerSecond = bareRuns.reduce((sum, [, run]) => sum + run.requestsPerSecond, 0) / bareRuns.length
+      for (const [scenario, run] of roundRuns) {
+        runs.get(scenario.name)!.push({ ...run, ratioToBare: run.requestsPerSecond / bareRequestsPerSecond })
       }
     }
 
     const summaries: ScenarioSummary[] = scenarios.map(({ name }) => ({ name, runs: runs.get(name)! }))
     process.stdout.write(`\n${formatTable(summaries)}\n\n`)
     process.stdout.write(`${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}; ` +
-      `medians of ${rounds} runs of ${durationSeconds} s, ${connections} connections; the service logs at ${options['log-level']}\n`)
+      `medians of ${rounds} rounds of ${durationSeconds} s runs (the bare route first and last in each), ` +
+      `${connections} connections; the service logs at ${options['log-level']}\n`)
     const failures = summaries.reduce((sum, { runs }) => sum + runs.reduce((total, run) => total + run.failures, 0), 0)
     if (failures > 0) {
       process.stdout.write(`${failures} requests failed or were answered with a non-2xx status\n`)
