@@ -1,3 +1,5 @@
+import { once } from 'node:events'
+import { connect } from 'node:net'
 import t from 'tap'
 import { createPlant, startServer } from './running-server.js'
 
@@ -31,4 +33,23 @@ t.test('each request is logged once, when answered, with its id, status and time
     t.notOk('headers' in (line.req as object), 'no request headers')
     t.notOk('headers' in (line.res as object), 'no response headers')
   }
+})
+
+t.test('a request too malformed for Fastify is logged without the bytes Node could not parse', async (t) => {
+  const server = await startServer(t, { DATABASE_URL: `sqlite:${t.testdir()}/plants.db`, API_TOKENS: token })
+  const { hostname, port } = new URL(server.baseUrl)
+  const socket = connect(Number(port), hostname)
+  await once(socket, 'connect')
+  socket.end(`POST /plants HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${token}\r\nContent-Length: twelve\r\n\r\n`)
+  let answer = ''
+  for await (const chunk of socket) answer += String(chunk)
+  t.match(answer, /^HTTP\/1\.1 400 /, 'answered with a 400')
+  server.child.kill('SIGTERM')
+  t.equal(await server.exited, 0)
+
+  const output = server.output()
+  t.match(output, '"parseError":{"name":"Error","code":"HPE_INVALID_CONTENT_LENGTH","message":"Parse Error: ', 'the parse error is logged')
+  t.notMatch(output, token, 'the token is never logged')
+  t.notMatch(output, Buffer.from(token).join(','), 'not even as bytes')
+  t.notMatch(output, 'rawPacket')
 })

@@ -18,7 +18,10 @@ export function answerClientError (this: FastifyInstance, error: NodeJS.ErrnoExc
   }
   const apiError = toClientApiError(error)
   const requestId = randomUUID()
-  this.log.info({ reqId: requestId, status: apiError.statusCode, code: apiError.code, err: error }, apiError.message)
+  // Not the error itself: Node attaches the bytes it could not parse (rawPacket), which may
+  // hold the request's Authorization header.
+  const parseError = { name: error.name, code: error.code, message: error.message }
+  this.log.info({ reqId: requestId, status: apiError.statusCode, code: apiError.code, parseError }, apiError.message)
   // A response still being prepared for an earlier request, received in full, goes out first:
   // written before it, this answer would be taken for that request's. When the request in
   // flight is the one at fault (its body timed out or broke off), it is answered at once.
