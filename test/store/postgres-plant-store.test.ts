@@ -72,13 +72,13 @@ t.test('every session commits durably at read committed, even when the URL asks 
     'every racer is a create, a replay or a conflict')
 })
 
-t.test('a batch of creates runs as one named prepared statement', runs, async (t) => {
+t.test('the batch insert is the only named statement: taken ids are read by one sent unnamed', runs, async (t) => {
   const store = await openStore(t, { poolSize: 1 })
   await store.createPlant({ id: 1n, name: 'Fern' })
   await Promise.all([store.createPlant({ id: 1n, name: 'Fern' }), store.createPlant({ id: 2n, name: 'Ivy' })])
   const prepared = await poolOf(store).query<{ name: string }>('SELECT name FROM pg_prepared_statements ORDER BY name')
-  // The replay was compared with the stored plant by a statement sent unnamed, which the
-  // server plans afresh at every run and never caches.
+  // The replay was compared with the stored plant by a statement the server plans afresh at
+  // every run and never caches.
   t.same(prepared.rows.map((row) => row.name), ['insert-plants'])
 })
 

@@ -40,10 +40,11 @@ const insertPlants = `INSERT INTO plants (id, name, tag)
 SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) AS batch (id, name, tag) ORDER BY id
 ON CONFLICT (id) DO NOTHING RETURNING id::text AS id`
 // The plants stored under the ids the batch found taken. A statement of its own, so that it
-// sees rows other sessions committed while the insert ran. It is sent unnamed, which has the
-// server plan it for its values at every run: a plan cached while the table was new and small
-// reads with a sequential scan, which grows slower with every plant stored until the table is
-// next analysed (measured: 7,700 creates/s falling to 2,900 within 20 s on a new table).
+// sees rows other sessions committed while the insert ran. It is sent unnamed, so the server
+// plans it afresh at every run: a plan cached while the table was new and small reads with a
+// sequential scan, which grows slower with every plant stored until the table is next analysed
+// (measured with an earlier batch statement that read stored rows: 7,700 creates/s falling to
+// 2,900 within 20 s on a new table).
 const selectPlants = 'SELECT id::text AS id, name, tag FROM plants WHERE id = ANY($1::bigint[])'
 const undefinedTable = '42P01'
 const selectReadiness = 'SELECT max(version) AS version, pg_is_in_recovery() AS in_recovery FROM schema_migrations'
@@ -110,8 +111,8 @@ export class PostgresPlantStore implements PlantStore {
     return this.creates.create(plant)
   }
 
-  // One statement for the batch, in autocommit: durable once it returns. The first create of
-  // each id goes into it; a later create of the same id in the batch is then compared with
+  // One insert for the batch, in autocommit: durable once it returns; the ids it found taken are
+  // then read by a second statement. The first create of each id goes into the insert; a later create of the same id in the batch is then compared with
   // what the earlier one left stored, as if it had arrived alone just after.
   private async insertOrCompare (plants: readonly PlantRecord[]): Promise<CreateResult[]> {
     const firstOfEachId = firstCreateOfEachId(plants)
