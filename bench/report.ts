@@ -3,6 +3,9 @@ export interface Measurement {
   readonly ratioToBare: number
   readonly p50Ms: number
   readonly p99Ms: number
+  // The server process's CPU time per response: what the throughput would follow on a machine
+  // where the server, not the load generator, is the bottleneck.
+  readonly cpuMicrosecondsPerRequest: number
   readonly peakResidentMiB: number
   readonly residentGrowthMiB: number
   readonly failures: number
@@ -28,13 +31,14 @@ function milliseconds (value: number): string {
 // Medians over the runs for speed and latency (the machine is shared and noisy); the highest
 // resident memory, and the largest growth of it, seen in any run; every failed request counted.
 export function formatTable (scenarios: readonly ScenarioSummary[]): string {
-  const header = ['scenario', 'req/s', 'ratio to bare', 'p50 ms', 'p99 ms', 'peak RSS MiB', 'RSS growth MiB', 'non-2xx or errors']
+  const header = ['scenario', 'req/s', 'ratio to bare', 'p50 ms', 'p99 ms', 'server CPU µs/req', 'peak RSS MiB', 'RSS growth MiB', 'non-2xx or errors']
   const rows = scenarios.map(({ name, runs }) => [
     name,
     Math.round(median(runs.map((run) => run.requestsPerSecond))).toLocaleString('en-US'),
     `${Math.round(median(runs.map((run) => run.ratioToBare)) * 100)}%`,
     milliseconds(median(runs.map((run) => run.p50Ms))),
     milliseconds(median(runs.map((run) => run.p99Ms))),
+    median(runs.map((run) => run.cpuMicrosecondsPerRequest)).toFixed(0),
     Math.max(...runs.map((run) => run.peakResidentMiB)).toFixed(0),
     Math.max(...runs.map((run) => run.residentGrowthMiB)).toFixed(1),
     String(runs.reduce((sum, run) => sum + run.failures, 0)),

@@ -100,7 +100,7 @@ async function main (): Promise<void> {
         const run = await measure(scenario, durationSeconds)
         roundRuns.push([scenario, run])
         process.stdout.write(`round ${round}: ${scenario.name}: ${Math.round(run.requestsPerSecond)} req/s, ` +
-          `p99 ${run.p99Ms} ms, RSS ${run.peakResidentMiB.toFixed(0)} MiB (${signed(run.residentGrowthMiB)} MiB), failures ${run.failures}\n`)
+          `p99 ${run.p99Ms} ms, server CPU ${run.cpuMicrosecondsPerRequest.toFixed(0)} µs/req, RSS ${run.peakResidentMiB.toFixed(0)} MiB (${signed(run.residentGrowthMiB)} MiB), failures ${run.failures}\n`)
       }
       const bareRuns = roundRuns.filter(([scenario]) => scenario === bareScenario)
       const bareRequestsPerSecond = bareRuns.reduce((sum, [, run]) => sum + run.requestsPerSecond, 0) / bareRuns.length
@@ -170,6 +170,14 @@ async function measure (scenario: Scenario, seconds: number): Promise<Omit<Measu
     }
   }
   const sampler = setInterval(sample, 250)
+  const cpuSecondsNow = (): number => {
+    try {
+      return scenario.server.cpuSeconds()
+    } catch {
+      return Number.NaN
+    }
+  }
+  const cpuSecondsBefore = cpuSecondsNow()
   try {
     const result = await runLoad({
       url: `${scenario.server.baseUrl}/plants`,
@@ -179,8 +187,14 @@ async function measure (scenario: Scenario, seconds: number): Promise<Omit<Measu
       nextBody: scenario.nextBody,
     })
     sample()
+    const cpuMicrosecondsPerRequest = (cpuSecondsNow() - cpuSecondsBefore) * 1e6 / result.responses
     const quarterIn = residentMiB[Math.floor(residentMiB.length / 4)] ?? Number.NaN
-    return { ...result, peakResidentMiB: Math.max(...residentMiB), residentGrowthMiB: (residentMiB.at(-1) ?? Number.NaN) - quarterIn }
+    return {
+      ...result,
+      cpuMicrosecondsPerRequest,
+      peakResidentMiB: Math.max(...residentMiB),
+      residentGrowthMiB: (residentMiB.at(-1) ?? Number.NaN) - quarterIn,
+    }
   } finally {
     clearInterval(sampler)
   }

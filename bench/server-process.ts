@@ -9,6 +9,8 @@ export interface ServerProcess {
   readonly pid: number
   // Resident memory now, in MiB, read from /proc.
   readonly residentMemoryMiB: () => number
+  // CPU time the process has used so far (user and system), in seconds, read from /proc.
+  readonly cpuSeconds: () => number
   readonly stop: () => Promise<void>
 }
 
@@ -39,7 +41,11 @@ export async function startServerProcess (
     if (child.pid !== undefined && await acceptsConnections(port)) {
       const pid = child.pid
       return {
-        baseUrl: `http://127.0.0.1:${port}`, pid, residentMemoryMiB: () => residentMemoryMiB(pid), stop: async () => stopProcess(child),
+        baseUrl: `http://127.0.0.1:${port}`,
+        pid,
+        residentMemoryMiB: () => residentMemoryMiB(pid),
+        cpuSeconds: () => cpuSeconds(pid),
+        stop: async () => stopProcess(child),
       }
     }
     if (child.exitCode !== null) break
@@ -62,6 +68,19 @@ function residentMemoryMiB (pid: number): number {
   const kib = /^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1]
   if (kib === undefined) throw new Error(`no VmRSS for process ${pid}`)
   return Number(kib) / 1024
+}
+
+// Fields 14 and 15 of /proc/<pid>/stat (utime, stime) count clock ticks, which Linux reports
+// at 100 a second whatever the kernel's own tick rate. The process name (field 2) may hold
+// spaces, so fields are counted from the parenthesis that closes it.
+const clockTicksPerSecond = 100
+
+function cpuSeconds (pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const fieldsAfterName = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  const [userTicks, systemTicks] = [Number(fieldsAfterName[11]), Number(fieldsAfterName[12])]
+  if (!Number.isFinite(userTicks) || !Number.isFinite(systemTicks)) throw new Error(`no CPU times for process ${pid}`)
+  return (userTicks + systemTicks) / clockTicksPerSecond
 }
 
 async function stopProcess (child: ChildProcess): Promise<void> {
