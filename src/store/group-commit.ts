@@ -12,10 +12,10 @@
 // outcome, or with the batch's error. A batch whose transaction failed wrote nothing, as its
 // commit function must run it in one transaction; one that failed after committing (reading back
 // what its callers are owed) stays written, and a caller who retries gets a replay. When
-// isolateFailure says a failure may be one write's own fault
-// rather than the store's, each write of the batch is committed again on its own, so a bad
-// write fails alone and its neighbours get their true outcomes; it must say so only of a
-// failure that left the batch unwritten, never of one raised after the commit.
+// isolateFailure says a failure may be one write's own fault rather than the store's, each write
+// of the batch is committed again on its own, so a bad write fails alone and its neighbours get
+// their true outcomes; it must say so only of a failure that left the batch unwritten, never of
+// one raised after the commit.
 export type CommitBatch<Item, Outcome> = (items: readonly Item[]) => Promise<readonly Outcome[]>
 
 export interface GroupCommitOptions {

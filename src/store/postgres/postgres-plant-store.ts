@@ -118,11 +118,13 @@ export class PostgresPlantStore implements PlantStore {
     const firstOfEachId = firstCreateOfEachId(plants)
     const insertedIds = new Set(await this.runBatchStatement(firstOfEachId))
     const storedById = new Map<string, StoredRow>()
+    const takenIds: string[] = []
     for (const plant of firstOfEachId) {
       const id = plant.id.toString()
       if (insertedIds.has(id)) storedById.set(id, { name: plant.name, tag: plant.tag ?? null })
+      else takenIds.push(id)
     }
-    await this.readStoredPlants(firstOfEachId.map(({ id }) => id.toString()).filter((id) => !insertedIds.has(id)), storedById)
+    await this.readStoredPlants(takenIds, storedById)
 
     return plants.map((plant) => {
       const id = plant.id.toString()
