@@ -13,9 +13,10 @@
 # Optic (`optic diff` with its breaking-changes ruleset, scripts/check-breaking-changes.optic.yml)
 # finds the breaks, and find-narrowed-request-constraints.mjs the narrowed request constraints
 # Optic does not compare (maxLength, minimum, pattern, format, ...); this script applies the
-# version rule. Exit status: 0 when SPEC passes, 1 when
-# it breaks clients without a new major version (or its version goes back), 2 when the gate
-# could not run.
+# version rule. A reported change listed in accepted-changes.yaml beside BASELINE, with why no
+# client of that release is broken by it (the spec now says what the service already did), is
+# shown but does not fail. Exit status: 0 when SPEC passes, 1 when it breaks clients without a
+# new major version (or its version goes back), 2 when the gate could not run.
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,6 +34,21 @@ baseline=${2:-${prefix}contract/released/openapi.yaml}
 for file in "$spec" "$baseline"; do
   [ -f "$file" ] || { echo "breaking-change gate: $file does not exist" >&2; exit 2; }
 done
+accepted_file=$(dirname "$baseline")/accepted-changes.yaml
+
+# The accepted changes, one a line as the gate reports them; each must say why.
+accepted=$(GATE_ROOT=$root node -e '
+  const { existsSync, readFileSync } = require("node:fs")
+  const YAML = require(require.resolve("yaml", { paths: [process.env.GATE_ROOT] }))
+  const file = process.argv[1]
+  const entries = existsSync(file) ? YAML.parse(readFileSync(file, "utf8")) ?? [] : []
+  for (const entry of entries) {
+    if (typeof entry?.change !== "string" || typeof entry?.why !== "string" || entry.why.trim() === "") {
+      throw new Error(`every entry needs a change and a why: ${JSON.stringify(entry)}`)
+    }
+    console.log(entry.change)
+  }
+' "$accepted_file") || { echo "breaking-change gate: could not read $accepted_file" >&2; exit 2; }
 
 # info.version of each file, one a line; the project's own YAML reader, so no one parses by hand.
 versions=$(GATE_ROOT=$root node -e '
@@ -83,10 +99,11 @@ narrowed=$(node "$root/scripts/find-narrowed-request-constraints.mjs" "$baseline
   echo "breaking-change gate: could not compare the request constraints" >&2
   exit 2
 }
-if [ "$optic_status" -eq 0 ] && [ -z "$narrowed" ]; then
+no_break () {
   echo "No breaking change: every client of $baseline_version works with $spec."
   exit 0
-fi
+}
+if [ "$optic_status" -eq 0 ] && [ -z "$narrowed" ]; then no_break; fi
 
 # One line per failed check: the operation it is under, the rule and message, and where. A removed
 # operation also fails a check for each of its statuses and fields: its removal alone is shown.
@@ -114,6 +131,25 @@ if [ "$optic_status" -ne 0 ] && [ -z "$breaks" ]; then
   exit 2
 fi
 breaks=$(printf '%s\n%s' "$breaks" "$narrowed" | sed '/^$/d')
+
+# Set aside what accepted-changes.yaml accepts, matched without Optic's file position.
+unaccepted=""
+acknowledged=""
+while IFS= read -r line; do
+  change=$(sed -E 's/^ +//; s/ \([^()]*:[0-9]+:[0-9]+\)$//' <<<"$line")
+  if grep -qxF -- "$change" <<<"$accepted"; then
+    acknowledged+="$line"$'\n'
+  else
+    unaccepted+="$line"$'\n'
+  fi
+done <<<"$breaks"
+if [ -n "$acknowledged" ]; then
+  echo
+  echo "Reported, and accepted in $accepted_file as breaking no client of $baseline_version:"
+  printf '%s' "$acknowledged"
+fi
+if [ -z "$unaccepted" ]; then no_break; fi
+breaks=${unaccepted%$'\n'}
 
 echo
 if [ "$spec_major" -gt "$baseline_major" ]; then

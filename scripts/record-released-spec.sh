@@ -5,23 +5,30 @@
 #
 #   bash scripts/record-released-spec.sh [GIT_REF]
 #
-# GIT_REF (a tag or commit, HEAD by default) is the release: its committed openapi.yaml is recorded.
+# GIT_REF (a tag or commit, HEAD by default) is the release: its committed openapi.yaml is recorded,
+# and the changes accepted against the previous release (accepted-changes.yaml) are cleared.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 case "${1:-}" in
-  -h | --help) sed -n '2,8s/^# \{0,1\}//p' "$0"; exit 0 ;;
+  -h | --help) sed -n '2,9s/^# \{0,1\}//p' "$0"; exit 0 ;;
 esac
 ref=${1:-HEAD}
 baseline=contract/released/openapi.yaml
+accepted=contract/released/accepted-changes.yaml
 
 mkdir -p "$(dirname "$baseline")"
 recorded=$(mktemp)
 trap 'rm -f "$recorded"' EXIT
 git show "$ref:openapi.yaml" >"$recorded"
 cp "$recorded" "$baseline"
+if [ -f "$accepted" ]; then
+  # Its explanatory comment stays; its entries were about the release before.
+  { grep '^#' "$accepted" || true; echo '[]'; } >"$recorded"
+  cp "$recorded" "$accepted"
+fi
 version=$(node -e '
   const YAML = require("yaml")
   console.log(YAML.parse(require("node:fs").readFileSync(process.argv[1], "utf8"))?.info?.version)
 ' "$baseline")
-echo "recorded openapi.yaml as of $ref (info.version $version) in $baseline: commit it"
+echo "recorded openapi.yaml as of $ref (info.version $version) in $baseline, and cleared $accepted: commit them"

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs'
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import { parseDocument, type Document } from 'yaml'
@@ -33,14 +33,18 @@ async function runGate (args: string[]): Promise<CommandResult> {
   return inTurn(() => runCommand('bash', [gateScript, ...args], { cwd: projectRoot, timeout: 120_000 }))
 }
 
-// openapi.yaml with the edits and info.version given, written to a file of its own and gated.
-function gateEditedSpec (name: string, version: string, edits: Edit[]): Promise<CommandResult> {
+// openapi.yaml with the edits and info.version given, written to a file of its own.
+async function specFile (name: string, edits: Edit[], version = releasedVersion): Promise<string> {
   const spec = parseDocument(readFileSync(join(projectRoot, 'openapi.yaml'), 'utf8'))
   for (const edit of edits) edit(spec)
   spec.setIn(['info', 'version'], version)
   const file = join(folder, `${name}.yaml`)
   writeFileSync(file, spec.toString())
-  return runGate([file])
+  return file
+}
+
+async function gateEditedSpec (name: string, version: string, edits: Edit[]): Promise<CommandResult> {
+  return runGate([await specFile(name, edits, version)])
 }
 
 const plant = ['components', 'schemas', 'Plant', 'properties']
@@ -155,4 +159,61 @@ t.test('an info.version that is not MAJOR.MINOR.PATCH, or goes back a major, fai
   t.match(semantic.stderr, /info\.version "v1" is not MAJOR\.MINOR\.PATCH/)
   t.equal(back.code, 1, 'a version that goes back')
   t.match(back.stderr, `info.version 0.9.0 goes back from the released ${releasedVersion}`)
+})
+
+// A baseline of its own, in a folder whose accepted-changes.yaml the test writes.
+function baselineAccepting (name: string, acceptedChanges: string): string {
+  const baselineFolder = join(folder, name)
+  mkdirSync(baselineFolder)
+  const baseline = join(baselineFolder, 'openapi.yaml')
+  copyFileSync(join(projectRoot, 'contract', 'released', 'openapi.yaml'), baseline)
+  // The checked-in spec's own accepted changes, so that only the test's edit is in question.
+  writeFileSync(join(baselineFolder, 'accepted-changes.yaml'),
+    readFileSync(join(projectRoot, 'contract', 'released', 'accepted-changes.yaml'), 'utf8') + acceptedChanges)
+  return baseline
+}
+
+const maxLengthChange = 'POST /plants: request body (application/json) name: maxLength 20 is new'
+const maxLengthEdit: Edit = (spec) => spec.setIn([...plant, 'name', 'maxLength'], 20)
+
+t.test('a reported change accepted beside the baseline, with why, passes and is still shown', async (t) => {
+  const baseline = baselineAccepting('accepting', `- change: '${maxLengthChange}'\n  why: The service never stored longer names.\n`)
+  const spec = await specFile('accepted-edit', [maxLengthEdit])
+  const { code, stdout, stderr } = await runGate([spec, baseline])
+  t.equal(code, 0, 'exits 0', { stdout, stderr })
+  t.match(stdout, `Reported, and accepted in ${join(folder, 'accepting', 'accepted-changes.yaml')} as breaking no client of ${releasedVersion}:`)
+  t.match(stdout, `  ${maxLengthChange}\n`)
+  t.match(stdout, 'No breaking change')
+})
+
+t.test('an accepted change must match exactly and say why', async (t) => {
+  const spec = await specFile('unaccepted-edit', [maxLengthEdit])
+  const otherChange = baselineAccepting('accepting-another', "- change: 'POST /plants: request body (application/json) name: maxLength 30 is new'\n  why: Another change.\n")
+  const other = await runGate([spec, otherChange])
+  t.equal(other.code, 1, 'another change accepted: the edit still fails')
+  t.match(other.stdout, `BREAKING: ${spec} would break clients`)
+  const noReason = baselineAccepting('accepting-without-why', `- change: '${maxLengthChange}'\n`)
+  const unexplained = await runGate([spec, noReason])
+  t.equal(unexplained.code, 2, 'an acceptance without its reason stops the gate')
+  t.match(unexplained.stderr, 'every entry needs a change and a why')
+})
+
+t.test('recording a release clears the changes accepted against the one before', async (t) => {
+  const copy = t.testdir({ scripts: {}, contract: { released: {} } })
+  copyFileSync(join(projectRoot, 'scripts', 'record-released-spec.sh'), join(copy, 'scripts', 'record-released-spec.sh'))
+  copyFileSync(join(projectRoot, 'openapi.yaml'), join(copy, 'openapi.yaml'))
+  writeFileSync(join(copy, 'contract', 'released', 'accepted-changes.yaml'), `# Why this file exists.\n- change: '${maxLengthChange}'\n  why: A reason.\n`)
+  const git = async (...args: string[]): Promise<void> => {
+    const { code, stderr } = await runCommand('git', ['-c', 'user.name=test', '-c', 'user.email=test@localhost', ...args], { cwd: copy, timeout: 20_000 })
+    t.equal(code, 0, `git ${args[0] ?? ''}`, { stderr })
+  }
+  await git('init', '-q')
+  await git('add', 'openapi.yaml')
+  await git('commit', '-q', '-m', 'a release')
+  const { code, stdout, stderr } = await runCommand('bash', [join(copy, 'scripts', 'record-released-spec.sh')], {
+    cwd: copy, timeout: 20_000, env: { ...process.env, NODE_PATH: join(projectRoot, 'node_modules') },
+  })
+  t.equal(code, 0, 'records', { stdout, stderr })
+  t.equal(readFileSync(join(copy, 'contract', 'released', 'openapi.yaml'), 'utf8'), readFileSync(join(projectRoot, 'openapi.yaml'), 'utf8'))
+  t.equal(readFileSync(join(copy, 'contract', 'released', 'accepted-changes.yaml'), 'utf8'), '# Why this file exists.\n[]\n')
 })
