@@ -436,7 +436,9 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/yaml": string;
+                    "application/yaml": {
+                        [key: string]: unknown;
+                    };
                 };
             };
             400: components["responses"]["MalformedRequest"];
@@ -474,7 +476,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The file's name, such as `swagger-ui.css`. */
+                /**
+                 * @description The file's name, such as `swagger-ui.css`.
+                 * @example swagger-ui.css
+                 */
                 asset: string;
             };
             cookie?: never;

@@ -13,6 +13,7 @@ import openApiRoutes from './plugins/openapi-routes.js'
 import plantStore from './plugins/plant-store.js'
 import responseHeaders from './plugins/response-headers.js'
 import { addExactInt64Keyword } from './spec/exact-int64.js'
+import { addStorableTextKeyword } from './spec/storable-text.js'
 import { type LoadedOpenApiDocument, loadOpenApiDocument } from './spec/openapi-document.js'
 import { openPlantStore } from './store/open-plant-store.js'
 import type { PlantStore } from './store/plant-store.js'
@@ -69,7 +70,7 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
       // boolean in a query, path or header parameter arrives as a string and will need a
       // converting validator of its own (setValidatorCompiler).
       customOptions: { coerceTypes: false, useDefaults: false, removeAdditional: false, allErrors: false },
-      plugins: [addExactInt64Keyword],
+      plugins: [addExactInt64Keyword, addStorableTextKeyword],
     },
     clientErrorHandler: answerClientError,
     frameworkErrors: (error, request, reply) => {

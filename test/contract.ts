@@ -2,6 +2,7 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
 import type { Response as InjectResponse } from 'light-my-request'
 import type { Test } from 'tap'
+import { parse as parseYaml } from 'yaml'
 import { httpMethods, loadOpenApiDocument, pathTemplatePattern } from '../src/spec/openapi-document.js'
 
 // Checks responses against openapi.yaml itself, never against a hand-copied schema: the status
@@ -50,7 +51,7 @@ export interface Exchange {
   readonly bodyText: string
 }
 
-// Returns the parsed JSON body (or the text of a non-JSON body) for further assertions.
+// Returns the parsed body (JSON or YAML; the text of any other media type) for further assertions.
 export function assertMatchesSpec (t: Test, response: InjectResponse, basePath = ''): unknown {
   return assertExchangeMatchesSpec(t, {
     method: response.raw.req.method ?? '',
@@ -102,7 +103,7 @@ function checkBody (t: Test, exchange: Exchange, content: Record<string, MediaTy
     t.fail(`content type ${JSON.stringify(mediaType)} is not declared (declared: ${Object.keys(content).join(', ')})`)
     return undefined
   }
-  const body: unknown = mediaType === 'application/json' ? JSON.parse(exchange.bodyText) : exchange.bodyText
+  const body = parsedBody(mediaType, exchange.bodyText)
   const schemaPointer = contentPointer === errorSchemaPointer
     ? errorSchemaPointer
     : `${contentPointer}/${escape(mediaType)}/schema`
@@ -110,4 +111,12 @@ function checkBody (t: Test, exchange: Exchange, content: Record<string, MediaTy
   const valid = validate(body)
   t.ok(valid, `the ${exchange.statusCode} body matches ${schemaPointer}${valid ? '' : ': ' + ajv.errorsText(validate.errors)}`)
   return body
+}
+
+// A schema describes a body as its media type parses it: a YAML document is its mapping, and
+// only a page or a script is the text itself.
+function parsedBody (mediaType: string, text: string): unknown {
+  if (mediaType === 'application/json') return JSON.parse(text)
+  if (mediaType === 'application/yaml') return parseYaml(text)
+  return text
 }

@@ -7,8 +7,12 @@ type JsonRequestBody<Operation> =
 type PathParameters<Operation> =
   Operation extends { parameters: { path: infer Path } } ? Path : Record<string, never>
 
+// A JSON body is the data the spec's schema describes, and Fastify serialises it. Any other media
+// type (a YAML document, a page, a script) is the text itself, which the handler writes as it is.
 type SuccessBody<Operation> =
-  Operation extends { responses: { 200: { content: infer Content } } } ? Content[keyof Content] : never
+  Operation extends { responses: { 200: { content: infer Content } } }
+    ? Content extends { 'application/json': infer Json } ? Json : string
+    : never
 
 // A handler typed from the generated operation: it receives the request body and path
 // parameters the spec declares and must resolve to the spec's 200 body. Failures are thrown and

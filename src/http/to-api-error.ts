@@ -1,9 +1,10 @@
 import type { FastifyRequest } from 'fastify'
 import {
-  ApiError, ConflictResponseError, ContentTooLargeError, Int64OutOfRangeError, InternalError,
+  ApiError, ConflictResponseError, ContentTooLargeError, Int64OutOfRangeError, InternalError, InvalidTextError,
   MalformedRequestError, SchemaViolationError, ServiceUnavailableError, UnsupportedMediaTypeError,
 } from '../errors/api-errors.js'
 import { exactInt64Keyword } from '../spec/exact-int64.js'
+import { storableTextKeyword } from '../spec/storable-text.js'
 import { PlantConflictError, StoreUnavailableError } from '../store/store-errors.js'
 
 interface SchemaProblem {
@@ -48,6 +49,7 @@ function schemaViolation (problems: SchemaProblem[], context: string): ApiError 
   if (problem === undefined) return new SchemaViolationError(`${context} does not match the schema`)
   const field = context + problem.instancePath.replaceAll('/', '.')
   if (problem.keyword === exactInt64Keyword && problem.params.problem === 'out-of-range') return new Int64OutOfRangeError(field)
+  if (problem.keyword === storableTextKeyword) return new InvalidTextError(`${field} ${problem.message ?? 'is not text'}`)
   if (problem.keyword === 'required') return new SchemaViolationError(`${field}.${String(problem.params.missingProperty)} is required`)
   return new SchemaViolationError(`${field} ${problem.message ?? 'does not match the schema'}`)
 }

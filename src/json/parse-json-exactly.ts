@@ -1,16 +1,16 @@
 import { ForbiddenKeyError, InvalidTextError, MalformedJsonError } from '../errors/api-errors.js'
 
 // A strict JSON reader for request bodies. JSON.parse cannot serve here: it rounds integers
-// beyond 2^53 (ids are int64), silently keeps the last of duplicated keys, and accepts strings
-// that no storage backend can hold. This reader keeps the source text of every number a double
-// may not hold exactly, names the offending field in every error, and bounds its own recursion.
+// beyond 2^53 (ids are int64) and silently keeps the last of duplicated keys. This reader keeps
+// the source text of every number a double may not hold exactly, names the offending field in
+// every error, and bounds its own recursion. Which strings may be stored (no NUL, no lone
+// surrogate) is the schema's to say, for the fields it declares: see src/spec/storable-text.ts.
 
 export const maxNestingDepth = 64
 
 const forbiddenKeys = new Set(['__proto__', 'constructor'])
 const numberPattern = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y
 const exactDoublePattern = /^-?\d{1,15}$/
-const loneSurrogatePattern = /\p{Surrogate}/u
 
 const numberSources = new WeakMap<object, Map<string, string>>()
 
@@ -113,6 +113,8 @@ class JsonReader {
         throw this.syntaxError('the closing double quote of a string')
       }
       if (code === 0x22) break
+      // Unescaped, a NUL is malformed JSON like any control character; it keeps the answer it
+      // has always had, and that an escaped NUL gets in a field the spec declares.
       if (code === 0) throw new InvalidTextError(`${path} contains a NUL character`)
       if (code < 0x20) {
         this.position = position
@@ -145,8 +147,6 @@ class JsonReader {
     }
     value += text.slice(runStart, position)
     this.position = position + 1
-    if (value.includes('\u0000')) throw new InvalidTextError(`${path} contains a NUL character`)
-    if (loneSurrogatePattern.test(value)) throw new InvalidTextError(`${path} contains a lone surrogate`)
     return value
   }
 

@@ -11,6 +11,7 @@ import type { SecurityHandler } from '../auth/bearer-auth.js'
 import { type ApiError, MethodNotAllowedError, NotFoundError, SchemaViolationError } from '../errors/api-errors.js'
 import { writeRawErrorResponse } from '../http/client-error-response.js'
 import { markInt64Schemas } from '../spec/exact-int64.js'
+import { markRequestBodyStrings } from '../spec/storable-text.js'
 import {
   httpMethods, listOperations, pathTemplatePattern, securityOf, type LoadedOpenApiDocument,
   type OpenApiDocument, type OperationEntry,
@@ -39,7 +40,7 @@ async function openApiRoutes (app: FastifyInstance, options: OpenApiRoutesOption
 
   await app.register(fastifyAuth)
   await app.register(openapiGlue, {
-    specification: markInt64Schemas(document),
+    specification: markRequestBodyStrings(markInt64Schemas(document)),
     prefix: basePath,
     operationResolver: (operationId: string, method: string, openapiPath: string) => {
       const entry = operations.find((candidate) =>
