@@ -2,7 +2,7 @@ import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
-  { ignores: ['dist/', 'generated/', 'node_modules/', '.tap/'] },
+  { ignores: ['dist/', 'generated/', 'node_modules/', '.tap/', 'sdk/', '.tools/', 'test-artifacts/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
