@@ -1,0 +1,116 @@
+import { spawn } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import pg from 'pg'
+import t, { type Test } from 'tap'
+import { privatePostgres, privatePostgresSkipReason } from '../private-postgres.js'
+import { runCommand } from '../run-command.js'
+import { startServer } from '../running-server.js'
+import { postgresUrlWithSchema } from '../test-databases.js'
+
+// `npm run fuzz`: Schemathesis, pinned in scripts/fuzz/requirements.txt and installed from PyPI
+// into .tools/schemathesis, tests the live service against openapi.yaml with every check it has
+// (scripts/fuzz/schemathesis.toml), once on a new SQLite file and once on a new PostgreSQL schema
+// of a private cluster. Its output goes to stderr as it runs; a failure is also repeated in this
+// test's diagnostics, with the curl command that reproduces it.
+
+const projectRoot = join(import.meta.dirname, '..', '..')
+const fuzzFolder = join(projectRoot, 'scripts', 'fuzz')
+const token = 'fuzz-token-0123456789'
+
+// A virtualenv that holds exactly requirements.txt, made anew whenever that file changes.
+async function installSchemathesis (): Promise<string> {
+  const venv = join(projectRoot, '.tools', 'schemathesis')
+  const requirements = join(fuzzFolder, 'requirements.txt')
+  const stamp = join(venv, 'requirements.sha256')
+  const digest = createHash('sha256').update(readFileSync(requirements)).digest('hex')
+  const executable = join(venv, 'bin', 'schemathesis')
+  if (existsSync(executable) && existsSync(stamp) && readFileSync(stamp, 'utf8') === digest) return executable
+
+  rmSync(venv, { recursive: true, force: true })
+  const steps: Array<[string, string[]]> = [
+    ['python3', ['-m', 'venv', venv]],
+    [join(venv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', '--require-hashes', '-r', requirements]],
+  ]
+  for (const [file, args] of steps) {
+    const { code, stdout, stderr } = await runCommand(file, args, { cwd: projectRoot, timeout: 600_000 })
+    if (code !== 0) {
+      throw new Error(`${[file, ...args].join(' ')} failed (exit ${String(code)}); Schemathesis needs Python 3.9 or ` +
+        `later with its venv module (Debian: apt-get install python3-venv):\n${stdout}\n${stderr}`)
+    }
+  }
+  writeFileSync(stamp, digest)
+  return executable
+}
+
+// Runs Schemathesis to its end, its output passed on to stderr as it comes and kept.
+async function runSchemathesis (executable: string, environment: NodeJS.ProcessEnv): Promise<{ code: number | null, output: string }> {
+  const child = spawn(executable, ['--no-color', '--config-file', join(fuzzFolder, 'schemathesis.toml'), 'run', join(projectRoot, 'openapi.yaml')], {
+    cwd: projectRoot,
+    env: environment,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let output = ''
+  const keep = (chunk: Buffer): void => {
+    output += chunk.toString()
+    process.stderr.write(chunk)
+  }
+  child.stdout.on('data', keep)
+  child.stderr.on('data', keep)
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.on('error', reject)
+    child.on('close', resolve)
+  })
+  return { code, output }
+}
+
+interface Backend {
+  readonly name: string
+  readonly skip: string | false
+  readonly databaseUrl: (t: Test) => Promise<string>
+}
+
+const backends: Backend[] = [
+  {
+    name: 'SQLite',
+    skip: false,
+    databaseUrl: async (t) => `sqlite:${join(t.testdir(), 'plants.db')}`,
+  },
+  {
+    name: 'PostgreSQL',
+    skip: privatePostgresSkipReason,
+    databaseUrl: async (t) => {
+      const postgres = await privatePostgres(t)
+      await postgres.start()
+      const admin = new pg.Client({ connectionString: postgres.url })
+      await admin.connect()
+      try {
+        await admin.query('CREATE SCHEMA fuzz')
+      } finally {
+        await admin.end()
+      }
+      return postgresUrlWithSchema(postgres.url, 'fuzz')
+    },
+  },
+]
+
+const executable = installSchemathesis()
+
+for (const backend of backends) {
+  t.test(`Schemathesis finds no disagreement between openapi.yaml and the service on ${backend.name}`, { skip: backend.skip }, async (t) => {
+    const server = await startServer(t, { DATABASE_URL: await backend.databaseUrl(t), API_TOKENS: token })
+    // tap sets FORCE_COLOR=0, which Schemathesis' console library takes as a terminal to draw
+    // progress bars on; without it, the output is plain lines, as in a CI log.
+    const environment: NodeJS.ProcessEnv = { ...process.env, PLANT_STORE_URL: server.baseUrl, PLANT_STORE_TOKEN: token }
+    delete environment.FORCE_COLOR
+    const { code, output } = await runSchemathesis(await executable, environment)
+    const failures = /^=+ FAILURES =+$[\s\S]*?(?=^=+ (?:WARNINGS|SUMMARY) =+$)/m.exec(output)?.[0]
+    t.equal(code, 0, 'Schemathesis exits 0', failures === undefined ? {} : { failures })
+    const testCases = /^ {2}(\d+ generated.*)$/m.exec(output)?.[1]
+    t.ok(testCases, 'Schemathesis reports how many cases it ran')
+    t.match(output, /^=+ No issues found in [\d.]+s =+$/m, 'and no issue')
+    t.comment(`${backend.name}: ${testCases ?? 'no count of test cases'}`)
+    t.equal(server.child.exitCode, null, 'the service is still running')
+  })
+}
