@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { openSync, readFileSync, closeSync } from 'node:fs'
 import { connect } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { freePort } from '../test/free-port.js'
+import { freePort } from '../test/support/free-port.js'
 
 export interface ServerProcess {
   readonly baseUrl: string

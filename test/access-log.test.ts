@@ -1,7 +1,7 @@
 import { once } from 'node:events'
 import { connect } from 'node:net'
 import t from 'tap'
-import { createPlant, startServer } from './running-server.js'
+import { createPlant, startServer } from './support/running-server.js'
 
 const token = 'access-log-test-token-0123456789'
 

@@ -4,8 +4,8 @@ import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { parseDocument } from 'yaml'
 import { loadOpenApiDocument } from '../src/spec/openapi-document.js'
-import { buildTestApp } from './helper.js'
-import { runCommand } from './run-command.js'
+import { buildTestApp } from './support/helper.js'
+import { runCommand } from './support/run-command.js'
 
 // The backend team's loop, as the README tells it, on a copy of the project: edit openapi.yaml,
 // `npm run generate`, `npm run typecheck`; validation follows the spec with no code change, and

@@ -3,8 +3,8 @@ import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { chromium } from 'playwright-core'
 import t, { type Test } from 'tap'
-import { buildTestApp, testToken } from './helper.js'
-import { readStoredPlants } from './stored-plants.js'
+import { buildTestApp, testToken } from './support/helper.js'
+import { readStoredPlants } from './support/stored-plants.js'
 
 // A person's use of GET /docs, in Debian's Chromium driven by playwright-core (nothing is
 // downloaded): open the page from a live server, paste a token, send a create, see the 200.

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { buildTestApp } from './helper.js'
+import { buildTestApp } from './support/helper.js'
 
 // GET /docs and the files it loads, as HTTP sees them; test/api-reference-browser.test.ts
 // drives the page in a real browser.

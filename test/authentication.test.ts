@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import { loadOpenApiDocument } from '../src/spec/openapi-document.js'
-import { readStoredIds } from './stored-plants.js'
-import { buildTestApp, type CheckedResponse, otherTestToken, testToken } from './helper.js'
+import { readStoredIds } from './support/stored-plants.js'
+import { buildTestApp, type CheckedResponse, otherTestToken, testToken } from './support/helper.js'
 
 // RFC 6750 behaviour of the bearerAuth scheme of openapi.yaml, seen through POST /plants.
 

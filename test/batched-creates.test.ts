@@ -5,8 +5,8 @@ import { PostgresPlantStore } from '../src/store/postgres/postgres-plant-store.j
 import { Database } from '../src/store/sqlite/sqlite-driver.js'
 import { SqlitePlantStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { PlantConflictError, StoreUnavailableError } from '../src/store/store-errors.js'
-import { buildTestApp } from './helper.js'
-import { otherTransaction, runAsAdmin, type TestDatabase, testOnEveryBackend } from './test-databases.js'
+import { buildTestApp } from './support/helper.js'
+import { otherTransaction, runAsAdmin, type TestDatabase, testOnEveryBackend } from './support/test-databases.js'
 
 // Creates are committed in batches (src/store/group-commit.ts). Creates submitted in the same
 // turn of the event loop are sure to share a batch, so these tests submit theirs together and

@@ -1,7 +1,7 @@
 import { Agent, request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
-import { buildTestApp, otherTestToken, testToken } from './helper.js'
+import { buildTestApp, otherTestToken, testToken } from './support/helper.js'
 
 // An accepted Authorization header is remembered per connection; nothing else may be, so every
 // other header still gets the full check, whatever was accepted before on that connection.

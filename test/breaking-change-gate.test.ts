@@ -2,7 +2,7 @@ import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import { parseDocument, type Document } from 'yaml'
-import { type CommandResult, runCommand } from './run-command.js'
+import { type CommandResult, runCommand } from './support/run-command.js'
 
 // The breaking-change gate (`npm run check:breaking`) on edited copies of openapi.yaml, each
 // compared with the committed spec of the last release. Optic takes seconds a run, so the runs

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import { type ApiError, createPlantStoreClient, type Plant, type PlantStoreClient } from 'plant-store/client'
-import { assertExchangeMatchesSpec } from './contract.js'
-import { buildTestApp, testToken } from './helper.js'
+import { assertExchangeMatchesSpec } from './support/contract.js'
+import { buildTestApp, testToken } from './support/helper.js'
 
 // The client a consumer imports (`plant-store/client`, the built package through its own
 // exports) against a live server, every answer also checked against openapi.yaml.

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { buildTestApp } from './helper.js'
-import { testOnEveryBackend } from './test-databases.js'
+import { buildTestApp } from './support/helper.js'
+import { testOnEveryBackend } from './support/test-databases.js'
 
 // What POST /plants does with a valid body, the same on every backend.
 

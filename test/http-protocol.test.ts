@@ -1,9 +1,9 @@
 import { connect } from 'node:net'
 import t, { type Test } from 'tap'
 import type { AppConfig } from '../src/app.js'
-import { assertExchangeMatchesSpec } from './contract.js'
-import { buildTestApp, testToken } from './helper.js'
-import { readStoredIds } from './stored-plants.js'
+import { assertExchangeMatchesSpec } from './support/contract.js'
+import { buildTestApp, testToken } from './support/helper.js'
+import { readStoredIds } from './support/stored-plants.js'
 
 // What only a real socket shows: Expect, Host, pipelining, oversized headers and slow bodies.
 // Each of these would get a bare answer from Node's HTTP server; here every one is the spec's.

@@ -1,8 +1,8 @@
 import t from 'tap'
 import { loadOpenApiDocument } from '../src/spec/openapi-document.js'
-import { readStoredPlants } from './stored-plants.js'
-import { buildTestApp, testToken } from './helper.js'
-import { testOnEveryBackend } from './test-databases.js'
+import { readStoredPlants } from './support/stored-plants.js'
+import { buildTestApp, testToken } from './support/helper.js'
+import { testOnEveryBackend } from './support/test-databases.js'
 
 // How POST /plants reads its body: exact JSON, exact int64 ids, no type coercion, and the
 // Error codes of openapi.yaml's table for every way a body can be wrong. Rejected requests

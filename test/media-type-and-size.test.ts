@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream'
 import t from 'tap'
-import { readStoredIds } from './stored-plants.js'
-import { buildTestApp, testToken } from './helper.js'
+import { readStoredIds } from './support/stored-plants.js'
+import { buildTestApp, testToken } from './support/helper.js'
 
 // Only application/json (charset utf-8 or none) is read, and never more than BODY_LIMIT bytes.
 

@@ -1,8 +1,8 @@
 import { join } from 'node:path'
 import t from 'tap'
-import { postgresSkipReason, postgresTestDatabase, runAsAdmin } from './test-databases.js'
-import { type CommandResult, runCommand } from './run-command.js'
-import { readStoredPlants } from './stored-plants.js'
+import { postgresSkipReason, postgresTestDatabase, runAsAdmin } from './support/test-databases.js'
+import { type CommandResult, runCommand } from './support/run-command.js'
+import { readStoredPlants } from './support/stored-plants.js'
 
 // `npm run migrate` is `npm run build && node dist/src/migrate.js`; `npm test` has built it.
 const migrateScript = join(import.meta.dirname, '..', 'dist', 'src', 'migrate.js')

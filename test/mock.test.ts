@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import { assertExchangeMatchesSpec } from './contract.js'
-import { freePort } from './free-port.js'
+import { assertExchangeMatchesSpec } from './support/contract.js'
+import { freePort } from './support/free-port.js'
 
 // `npm run mock` is Stoplight Prism serving openapi.yaml alone: consumers can build against the
 // contract before any service is deployed. Here it runs as that script runs it, on a free port.

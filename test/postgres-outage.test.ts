@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
-import { buildTestApp, type CheckedResponse, type TestApp } from './helper.js'
-import { privatePostgres, privatePostgresSkipReason } from './private-postgres.js'
-import { readPostgresPlants } from './test-databases.js'
+import { buildTestApp, type CheckedResponse, type TestApp } from './support/helper.js'
+import { privatePostgres, privatePostgresSkipReason } from './support/private-postgres.js'
+import { readPostgresPlants } from './support/test-databases.js'
 
 // A real PostgreSQL that is not there yet, comes, goes and comes back. While it is away every
 // answer is a prompt 503 a client may retry; once it is back the service recovers by itself,

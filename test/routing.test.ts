@@ -5,7 +5,7 @@ import { findOpenApiFile, listOperations, loadOpenApiDocument } from '../src/spe
 import type { PlantStore } from '../src/store/plant-store.js'
 import { SqlitePlantStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { StoreUnavailableError } from '../src/store/store-errors.js'
-import { buildTestApp, testToken } from './helper.js'
+import { buildTestApp, testToken } from './support/helper.js'
 
 // The routes come from openapi.yaml alone: what it declares answers, an undeclared path is a
 // 404 and an undeclared method on a declared path is a 405 naming the methods it does declare.

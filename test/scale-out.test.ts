@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
-import { assertExchangeMatchesSpec } from './contract.js'
-import { createPlant, type RunningServer, startServer } from './running-server.js'
-import { postgresSkipReason, postgresTestDatabase, runAsAdmin } from './test-databases.js'
+import { assertExchangeMatchesSpec } from './support/contract.js'
+import { createPlant, type RunningServer, startServer } from './support/running-server.js'
+import { postgresSkipReason, postgresTestDatabase, runAsAdmin } from './support/test-databases.js'
 
 // Instances of the service scale out over one PostgreSQL database: whichever instance a request
 // reaches, a create is atomic across all of them, a replay is a 200, a conflict is a 409, and

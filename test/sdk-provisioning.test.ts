@@ -1,7 +1,7 @@
 import { copyFileSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import { runCommand } from './run-command.js'
+import { runCommand } from './support/run-command.js'
 
 // scripts/provision-openapi-generator.sh on a machine without Java, or without Maven, says what
 // to install, rather than failing somewhere inside the wrapper. A copy of the script runs in a

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs'
 import { connect } from 'node:net'
 import t from 'tap'
 import { Database } from '../src/store/sqlite/sqlite-driver.js'
-import { createPlant, serverScript, startServer } from './running-server.js'
+import { createPlant, serverScript, startServer } from './support/running-server.js'
 
 const configuredToken = 'server-test-token-0123456789'
 

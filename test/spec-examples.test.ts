@@ -3,8 +3,8 @@ import addFormats from 'ajv-formats'
 import t from 'tap'
 import { parse as parseYaml } from 'yaml'
 import { loadOpenApiDocument } from '../src/spec/openapi-document.js'
-import { buildTestApp } from './helper.js'
-import { readStoredIds } from './stored-plants.js'
+import { buildTestApp } from './support/helper.js'
+import { readStoredIds } from './support/stored-plants.js'
 
 // The examples in openapi.yaml are part of the contract: consumers copy them and the docs show
 // them. Each must match its schema, and the createPlant examples must be what the service does.

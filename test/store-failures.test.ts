@@ -2,8 +2,8 @@ import { Database } from '../src/store/sqlite/sqlite-driver.js'
 import t, { type Test } from 'tap'
 import { PostgresPlantStore } from '../src/store/postgres/postgres-plant-store.js'
 import { SqlitePlantStore } from '../src/store/sqlite/sqlite-plant-store.js'
-import { buildTestApp } from './helper.js'
-import { otherTransaction, postgresSkipReason, postgresTestDatabase, runAsAdmin } from './test-databases.js'
+import { buildTestApp } from './support/helper.js'
+import { otherTransaction, postgresSkipReason, postgresTestDatabase, runAsAdmin } from './support/test-databases.js'
 
 // Real SQLite and PostgreSQL failures, seen from outside: the status and code the spec declares, and no
 // internals in the message.

@@ -4,10 +4,10 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import pg from 'pg'
 import t, { type Test } from 'tap'
-import { privatePostgres, privatePostgresSkipReason } from '../private-postgres.js'
-import { runCommand } from '../run-command.js'
-import { startServer } from '../running-server.js'
-import { postgresUrlWithSchema } from '../test-databases.js'
+import { privatePostgres, privatePostgresSkipReason } from '../support/private-postgres.js'
+import { runCommand } from '../support/run-command.js'
+import { startServer } from '../support/running-server.js'
+import { postgresUrlWithSchema } from '../support/test-databases.js'
 
 // `npm run fuzz`: Schemathesis, pinned in scripts/fuzz/requirements.txt and installed from PyPI
 // into .tools/schemathesis, tests the live service against openapi.yaml with every check it has

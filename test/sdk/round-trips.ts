@@ -3,11 +3,11 @@ import { join } from 'node:path'
 import pg from 'pg'
 import t, { type Test } from 'tap'
 import { parse as parseYaml } from 'yaml'
-import { privatePostgres, privatePostgresSkipReason } from '../private-postgres.js'
-import { type CommandResult, runCommand } from '../run-command.js'
-import { startServer } from '../running-server.js'
-import { readStoredPlants, type StoredPlantRow } from '../stored-plants.js'
-import { postgresUrlWithSchema, readPostgresPlants } from '../test-databases.js'
+import { privatePostgres, privatePostgresSkipReason } from '../support/private-postgres.js'
+import { type CommandResult, runCommand } from '../support/run-command.js'
+import { startServer } from '../support/running-server.js'
+import { readStoredPlants, type StoredPlantRow } from '../support/stored-plants.js'
+import { postgresUrlWithSchema, readPostgresPlants } from '../support/test-databases.js'
 
 // `npm run test:sdk`: each client `npm run sdk` generates from openapi.yaml is built with its own
 // language's tools, as a consumer builds it, and a short program of that language

@@ -5,10 +5,10 @@ import t, { type Test } from 'tap'
 import { migrationLockKey } from '../../src/store/postgres/postgres-migrations.js'
 import { PostgresPlantStore, type PostgresPlantStoreOptions } from '../../src/store/postgres/postgres-plant-store.js'
 import { PlantConflictError, StoreUnavailableError } from '../../src/store/store-errors.js'
-import { otherTransaction, postgresSkipReason, postgresTestDatabase, runAsAdmin, testPostgresUrl } from '../test-databases.js'
+import { otherTransaction, postgresSkipReason, postgresTestDatabase, runAsAdmin, testPostgresUrl } from '../support/test-databases.js'
 import { testPlantStoreContract } from './plant-store-contract.js'
 
-// A real PostgreSQL server, each test in a schema of its own (see test-databases.ts).
+// A real PostgreSQL server, each test in a schema of its own (see support/test-databases.ts).
 
 async function openStore (t: Test, options: Partial<PostgresPlantStoreOptions> = {}): Promise<PostgresPlantStore> {
   const database = await postgresTestDatabase(t)

@@ -1,4 +1,4 @@
-import { Database } from '../src/store/sqlite/sqlite-driver.js'
+import { Database } from '../../src/store/sqlite/sqlite-driver.js'
 
 export interface StoredPlantRow {
   readonly id: bigint

@@ -5,7 +5,7 @@ import type { Test } from 'tap'
 
 // The built service as an operator runs it: `node dist/src/server.js`, configured by its
 // environment. `npm test` builds it first.
-export const serverScript = join(import.meta.dirname, '..', 'dist', 'src', 'server.js')
+export const serverScript = join(import.meta.dirname, '..', '..', 'dist', 'src', 'server.js')
 
 export interface RunningServer {
   readonly child: ChildProcess

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import type { Response as InjectResponse } from 'light-my-request'
 import type { Test } from 'tap'
-import { type AppConfig, type AppDependencies, buildApp } from '../src/app.js'
+import { type AppConfig, type AppDependencies, buildApp } from '../../src/app.js'
 import { assertMatchesSpec } from './contract.js'
 
 export const testToken = 'test-token-0123456789'
