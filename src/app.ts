@@ -12,9 +12,11 @@ import jsonBody from './plugins/json-body.js'
 import openApiRoutes from './plugins/openapi-routes.js'
 import plantStore from './plugins/plant-store.js'
 import responseHeaders from './plugins/response-headers.js'
-import { addExactInt64Keyword } from './spec/exact-int64.js'
+import unroutedRequests from './plugins/unrouted-requests.js'
+import { addExactInt64Keyword } from './int64/exact-int64-keyword.js'
 import { addStorableTextKeyword } from './spec/storable-text.js'
 import { type LoadedOpenApiDocument, loadOpenApiDocument } from './spec/openapi-document.js'
+import { buildRequestValidator } from './spec/request-validator.js'
 import { openPlantStore } from './store/open-plant-store.js'
 import type { PlantStore } from './store/plant-store.js'
 
@@ -65,13 +67,12 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
     },
     ajv: {
       // The spec is exact: "12" is not an integer, 123 is not a string, and nothing is
-      // added to or removed from the body the handler sees. This applies to every part of a
-      // request. Its only parameter is a string (the asset of /docs/{asset}); a number or
-      // boolean in a query, path or header parameter arrives as a string and will need a
-      // converting validator of its own (setValidatorCompiler).
+      // added to or removed from the body the handler sees. Parameters, which arrive as text,
+      // have their numbers read by buildRequestValidator; a boolean parameter would need the same.
       customOptions: { coerceTypes: false, useDefaults: false, removeAdditional: false, allErrors: false },
       plugins: [addExactInt64Keyword, addStorableTextKeyword],
     },
+    schemaController: { compilersFactory: { buildValidator: buildRequestValidator } },
     clientErrorHandler: answerClientError,
     frameworkErrors: (error, request, reply) => {
       void sendError(error, request as FastifyRequest, reply as FastifyReply)
@@ -91,6 +92,7 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
       handlers: createOperationHandlers({ store, openApi }),
       securityHandlers: { bearerAuth: createBearerAuth(parseTokenList(config.API_TOKENS)) },
     })
+    await app.register(unroutedRequests, { openApi, basePath: config.BASE_PATH })
   } catch (error) {
     // An app that cannot be built is never closed by its caller: release the store here.
     await store.close()

@@ -1,12 +1,13 @@
 import t, { type Test } from 'tap'
 import { openPlantStore } from '../src/store/open-plant-store.js'
-import type { PlantRecord, PlantStore } from '../src/store/plant-store.js'
+import type { PlantRow, PlantStore } from '../src/store/plant-store.js'
 import { PostgresPlantStore } from '../src/store/postgres/postgres-plant-store.js'
 import { Database } from '../src/store/sqlite/sqlite-driver.js'
 import { SqlitePlantStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { PlantConflictError, StoreUnavailableError } from '../src/store/store-errors.js'
 import { buildTestApp } from './support/helper.js'
 import { otherTransaction, runAsAdmin, type TestDatabase, testOnEveryBackend } from './support/test-databases.js'
+import { documentOf, plantRow } from './support/plant-rows.js'
 
 // Creates are committed in batches (src/store/group-commit.ts). Creates submitted in the same
 // turn of the event loop are sure to share a batch, so these tests submit theirs together and
@@ -20,7 +21,7 @@ async function openStore (t: Test, database: TestDatabase): Promise<PlantStore> 
 
 type Told = 'created' | 'replayed' | 'conflict' | 'unavailable' | 'failed'
 
-async function createTogether (store: PlantStore, plants: readonly PlantRecord[]): Promise<Told[]> {
+async function createTogether (store: PlantStore, plants: readonly PlantRow[]): Promise<Told[]> {
   const results = await Promise.allSettled(plants.map((plant) => store.createPlant(plant)))
   return results.map((result) => {
     if (result.status === 'fulfilled') return result.value.created ? 'created' : 'replayed'
@@ -34,14 +35,14 @@ async function createTogether (store: PlantStore, plants: readonly PlantRecord[]
 async function refusePlantsNamed (database: TestDatabase, name: string): Promise<void> {
   if (database.backend === 'SQLite') {
     const connection = new Database(database.url.slice('sqlite:'.length))
-    connection.exec(`CREATE TRIGGER refuse_named BEFORE INSERT ON plants WHEN NEW.name = '${name}'
+    connection.exec(`CREATE TRIGGER refuse_named BEFORE INSERT ON plants WHEN json_extract(NEW.document, '$.name') = '${name}'
       BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`)
     connection.close()
     return
   }
   const schema = new URL(database.url).searchParams.get('options')?.replace('-c search_path=', '')
   await runAsAdmin(`CREATE FUNCTION ${schema}.refuse_named() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN IF NEW.name = '${name}' THEN RAISE EXCEPTION 'refused by the test'; END IF; RETURN NEW; END $$`)
+    BEGIN IF NEW.document->>'name' = '${name}' THEN RAISE EXCEPTION 'refused by the test'; END IF; RETURN NEW; END $$`)
   await runAsAdmin(`CREATE TRIGGER refuse_named BEFORE INSERT ON ${schema}.plants
     FOR EACH ROW EXECUTE FUNCTION ${schema}.refuse_named()`)
 }
@@ -49,12 +50,12 @@ async function refusePlantsNamed (database: TestDatabase, name: string): Promise
 testOnEveryBackend(t, 'creates of one id in one batch resolve in arrival order', async (t, database) => {
   const store = await openStore(t, database)
   const told = await createTogether(store, [
-    { id: 1n, name: 'Fern' },
-    { id: 1n, name: 'Fern' },
-    { id: 1n, name: 'Palm' },
-    { id: 2n, name: 'Palm', tag: 'tall' },
-    { id: 2n, name: 'Palm' },
-    { id: 2n, name: 'Palm', tag: 'tall' },
+    plantRow({ id: 1n, name: 'Fern' }),
+    plantRow({ id: 1n, name: 'Fern' }),
+    plantRow({ id: 1n, name: 'Palm' }),
+    plantRow({ id: 2n, name: 'Palm', tag: 'tall' }),
+    plantRow({ id: 2n, name: 'Palm' }),
+    plantRow({ id: 2n, name: 'Palm', tag: 'tall' }),
   ])
   t.same(told, ['created', 'replayed', 'conflict', 'created', 'conflict', 'replayed'])
   t.same(await database.readStoredPlants(), [{ id: 1n, name: 'Fern', tag: null }, { id: 2n, name: 'Palm', tag: 'tall' }])
@@ -62,13 +63,13 @@ testOnEveryBackend(t, 'creates of one id in one batch resolve in arrival order',
 
 testOnEveryBackend(t, 'a batch mixing new, replayed and conflicting creates tells each caller its own outcome', async (t, database) => {
   const store = await openStore(t, database)
-  await store.createPlant({ id: 10n, name: 'Ivy' })
-  await store.createPlant({ id: 11n, name: 'Moss' })
+  await store.createPlant(plantRow({ id: 10n, name: 'Ivy' }))
+  await store.createPlant(plantRow({ id: 11n, name: 'Moss' }))
   const told = await createTogether(store, [
-    { id: 12n, name: 'Aloe' },
-    { id: 10n, name: 'Ivy' },
-    { id: 11n, name: 'Not moss' },
-    { id: 2n ** 63n - 1n, name: 'Largest' },
+    plantRow({ id: 12n, name: 'Aloe' }),
+    plantRow({ id: 10n, name: 'Ivy' }),
+    plantRow({ id: 11n, name: 'Not moss' }),
+    plantRow({ id: 2n ** 63n - 1n, name: 'Largest' }),
   ])
   t.same(told, ['created', 'replayed', 'conflict', 'created'])
   t.same((await database.readStoredPlants()).map(({ id, name }) => [id, name]),
@@ -77,14 +78,14 @@ testOnEveryBackend(t, 'a batch mixing new, replayed and conflicting creates tell
 
 testOnEveryBackend(t, 'a write that fails on its own fails alone: its batch neighbours get their true outcomes', async (t, database) => {
   const store = await openStore(t, database)
-  await store.createPlant({ id: 1n, name: 'Fern' })
+  await store.createPlant(plantRow({ id: 1n, name: 'Fern' }))
   await refusePlantsNamed(database, 'Refused')
   const told = await createTogether(store, [
-    { id: 2n, name: 'Ivy' },
-    { id: 3n, name: 'Refused' },
-    { id: 1n, name: 'Fern' },
-    { id: 1n, name: 'Palm' },
-    { id: 4n, name: 'Moss' },
+    plantRow({ id: 2n, name: 'Ivy' }),
+    plantRow({ id: 3n, name: 'Refused' }),
+    plantRow({ id: 1n, name: 'Fern' }),
+    plantRow({ id: 1n, name: 'Palm' }),
+    plantRow({ id: 4n, name: 'Moss' }),
   ])
   t.same(told, ['created', 'failed', 'replayed', 'conflict', 'created'])
   t.same((await database.readStoredPlants()).map(({ id, name }) => [id, name]), [[1n, 'Fern'], [2n, 'Ivy'], [4n, 'Moss']])
@@ -109,7 +110,7 @@ testOnEveryBackend(t, 'over HTTP, the failed write gets a declared 500 and the r
 testOnEveryBackend(t, 'a batch that cannot commit is unavailable for every caller and writes nothing', async (t, database) => {
   const held = await holdWrites(t, database)
   const store = held.store
-  const batch = [{ id: 1n, name: 'Fern' }, { id: 2n, name: 'Ivy' }, { id: 3n, name: 'Moss' }]
+  const batch = [plantRow({ id: 1n, name: 'Fern' }), plantRow({ id: 2n, name: 'Ivy' }), plantRow({ id: 3n, name: 'Moss' })]
   t.same(await createTogether(store, batch), ['unavailable', 'unavailable', 'unavailable'])
   await held.release()
   t.same(await database.readStoredPlants(), [], 'nothing of the batch was written')
@@ -119,7 +120,7 @@ testOnEveryBackend(t, 'a batch that cannot commit is unavailable for every calle
 async function holdWrites (t: Test, database: TestDatabase): Promise<{ store: PlantStore, release: () => Promise<void> }> {
   if (database.backend === 'SQLite') {
     const filename = database.url.slice('sqlite:'.length)
-    const store = new SqlitePlantStore({ filename, busyTimeoutMs: 50 })
+    const store = await SqlitePlantStore.open({ filename, busyTimeoutMs: 50 })
     t.teardown(() => store.close())
     const other = new Database(filename)
     t.teardown(() => other.close())
@@ -129,7 +130,7 @@ async function holdWrites (t: Test, database: TestDatabase): Promise<{ store: Pl
   const store = await PostgresPlantStore.open({ connectionString: database.url, poolSize: 2, statementTimeoutMs: 300 })
   t.teardown(() => store.close())
   const other = await otherTransaction(t, database.url)
-  await other.query("INSERT INTO plants (id, name) VALUES (2, 'Held')")
+  await other.query('INSERT INTO plants (id, document) VALUES (2, $1)', [documentOf({ name: 'Held' })])
   return { store, release: async () => { await other.query('ROLLBACK') } }
 }
 
@@ -137,7 +138,7 @@ testOnEveryBackend(t, 'under a flood of creates, everyone is answered, in arriva
   const store = await openStore(t, database)
   const count = 3000
   const answered: number[] = []
-  const plants = Array.from({ length: count }, (_, index) => ({ id: BigInt(index + 1), name: `Plant ${index + 1}` }))
+  const plants = Array.from({ length: count }, (_, index) => (plantRow({ id: BigInt(index + 1), name: `Plant ${index + 1}` })))
   await Promise.all(plants.map(async (plant, index) => {
     await store.createPlant(plant)
     answered.push(index)
@@ -148,9 +149,9 @@ testOnEveryBackend(t, 'under a flood of creates, everyone is answered, in arriva
 
 testOnEveryBackend(t, 'creates taken before the store closes are answered; creates after it are unavailable', async (t, database) => {
   const store = await openPlantStore({ DATABASE_URL: database.url, DATABASE_POOL_SIZE: 4 }, { warn: () => undefined })
-  const taken = createTogether(store, [{ id: 1n, name: 'Fern' }, { id: 2n, name: 'Ivy' }])
+  const taken = createTogether(store, [plantRow({ id: 1n, name: 'Fern' }), plantRow({ id: 2n, name: 'Ivy' })])
   const closed = store.close()
-  t.same(await createTogether(store, [{ id: 3n, name: 'Moss' }]), ['unavailable'])
+  t.same(await createTogether(store, [plantRow({ id: 3n, name: 'Moss' })]), ['unavailable'])
   t.same(await taken, ['created', 'created'])
   await closed
   t.same((await database.readStoredPlants()).map(({ id }) => id), [1n, 2n])

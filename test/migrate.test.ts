@@ -3,6 +3,7 @@ import t from 'tap'
 import { postgresSkipReason, postgresTestDatabase, runAsAdmin } from './support/test-databases.js'
 import { type CommandResult, runCommand } from './support/run-command.js'
 import { readStoredPlants } from './support/stored-plants.js'
+import { migrations } from '../src/store/migrations.js'
 
 // `npm run migrate` is `npm run build && node dist/src/migrate.js`; `npm test` has built it.
 const migrateScript = join(import.meta.dirname, '..', 'dist', 'src', 'migrate.js')
@@ -19,7 +20,7 @@ t.test('migrate applies the PostgreSQL migrations without starting a server, and
     const result = await migrate(database.url)
     t.same(result, { code: 0, stdout: 'migrations are applied; the store is ready\n', stderr: '' }, attempt)
   }
-  t.same(await runAsAdmin(`SELECT version FROM ${database.schema}.schema_migrations`), [{ version: 1 }])
+  t.same(await runAsAdmin(`SELECT version FROM ${database.schema}.schema_migrations ORDER BY version`), migrations.map(({ version }) => ({ version })))
   t.same(await database.readStoredPlants(), [], 'the plants table exists, empty')
 })
 

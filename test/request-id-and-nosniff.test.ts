@@ -1,5 +1,6 @@
 import t from 'tap'
-import type { PlantStore } from '../src/store/plant-store.js'
+import type { PlantRow, PlantStore } from '../src/store/plant-store.js'
+import { SqlitePlantStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { StoreUnavailableError } from '../src/store/store-errors.js'
 import { buildTestApp } from './support/helper.js'
 
@@ -10,14 +11,14 @@ const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 t.test('every response carries nosniff and a request id', async (t) => {
   let storeFailure: Error | undefined
-  const failingStore: PlantStore = {
-    createPlant: async () => {
+  // A real store whose creates fail on demand.
+  const realStore = await SqlitePlantStore.open({ filename: `${t.testdir()}/plants.db` })
+  const failingStore: PlantStore = Object.assign(Object.create(realStore) as PlantStore, {
+    createPlant: async (plant: PlantRow) => {
       if (storeFailure !== undefined) throw storeFailure
-      return { plant: { id: 1n, name: 'Fern' }, created: true }
+      return realStore.createPlant(plant)
     },
-    checkReady: async () => undefined,
-    close: async () => undefined,
-  }
+  })
   const { send, createPlant } = await buildTestApp(t, {}, {})
   const failing = await buildTestApp(t, {}, { store: failingStore })
 

@@ -4,12 +4,13 @@ import { listOperations, loadOpenApiDocument } from '../src/spec/openapi-documen
 import { SqlitePlantStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { StoreUnavailableError } from '../src/store/store-errors.js'
 import { buildTestApp } from './support/helper.js'
+import { plantRow } from './support/plant-rows.js'
 
 // Each operationId of openapi.yaml is routed to a handler of the same name: none is missing,
 // none is extra, and an operation with no handler stops buildApp.
 
 t.test('every operationId of openapi.yaml has a handler, and every handler an operation', async (t) => {
-  const store = new SqlitePlantStore({ filename: `${t.testdir()}/plants.db` })
+  const store = await SqlitePlantStore.open({ filename: `${t.testdir()}/plants.db` })
   t.teardown(() => store.close())
   const openApi = loadOpenApiDocument()
   const handlers: Record<string, unknown> = createOperationHandlers({ store, openApi })
@@ -33,9 +34,9 @@ t.test('buildApp refuses to start when the spec declares an operation with no ha
   ;(modified.paths as Record<string, unknown>)['/extra'] = {
     get: { operationId: 'getExtra', security: [], responses: { 200: { description: 'x' } } },
   }
-  const store = new SqlitePlantStore({ filename: `${t.testdir()}/plants.db` })
+  const store = await SqlitePlantStore.open({ filename: `${t.testdir()}/plants.db` })
   await t.rejects(buildTestApp(t, {}, { store, openApi: { document: modified, yamlText: '' } }), {
     message: /no handler: .*getExtra/,
   })
-  await t.rejects(store.createPlant({ id: 1n, name: 'Fern' }), StoreUnavailableError, 'the store it was given is closed again')
+  await t.rejects(store.createPlant(plantRow({ id: 1n, name: 'Fern' })), StoreUnavailableError, 'the store it was given is closed again')
 })

@@ -4,13 +4,14 @@ import { PostgresPlantStore } from '../src/store/postgres/postgres-plant-store.j
 import { SqlitePlantStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { buildTestApp } from './support/helper.js'
 import { otherTransaction, postgresSkipReason, postgresTestDatabase, runAsAdmin } from './support/test-databases.js'
+import { documentOf } from './support/plant-rows.js'
 
 // Real SQLite and PostgreSQL failures, seen from outside: the status and code the spec declares, and no
 // internals in the message.
 
 async function appWithLockableStore (t: Test) {
   const filename = `${t.testdir()}/locked.db`
-  const store = new SqlitePlantStore({ filename, busyTimeoutMs: 50 })
+  const store = await SqlitePlantStore.open({ filename, busyTimeoutMs: 50 })
   const testApp = await buildTestApp(t, {}, { store })
   const other = new Database(filename)
   t.teardown(() => other.close())
@@ -48,7 +49,7 @@ t.test('on PostgreSQL, a create blocked past the statement timeout answers 503 w
     const store = await PostgresPlantStore.open({ connectionString: database.url, poolSize: 2, statementTimeoutMs: 300 })
     const { createPlant } = await buildTestApp(t, {}, { store })
     const other = await otherTransaction(t, database.url)
-    await other.query("INSERT INTO plants (id, name) VALUES (1, 'Fern')")
+    await other.query('INSERT INTO plants (id, document) VALUES (1, $1)', [documentOf({ name: 'Fern' })])
     const unavailable = await createPlant({ id: 1, name: 'Fern' })
     t.equal(unavailable.statusCode, 503)
     t.equal(unavailable.headers['retry-after'], '1')

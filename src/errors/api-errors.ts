@@ -1,53 +1,83 @@
-import { ErrorCode } from './error-codes.js'
+// The stable values of `Error.error`. openapi.yaml's description is their one table (what each
+// means, with its status), and test/error-codes.test.ts holds this list to it. The first three
+// digits are the HTTP status; the last two tell that status's failures apart.
+export const ErrorCode = {
+  malformedJson: 40001,
+  invalidText: 40002,
+  schemaViolation: 40003,
+  int64OutOfRange: 40004,
+  forbiddenKey: 40005,
+  malformedCredentials: 40006,
+  malformedRequest: 40007,
+  missingCredentials: 40101,
+  invalidToken: 40102,
+  notFound: 40401,
+  methodNotAllowed: 40501,
+  requestTimeout: 40801,
+  conflict: 40901,
+  contentTooLarge: 41301,
+  unsupportedMediaType: 41501,
+  headerFieldsTooLarge: 43101,
+  internal: 50001,
+  storeUnavailable: 50301,
+} as const
+
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode]
 
 // Every failure the service answers is one of these; the error handler turns it into the
 // spec's Error body, its status and its headers. Anything else becomes an InternalError.
 export class ApiError extends Error {
+  readonly statusCode: number
+
   constructor (
-    readonly statusCode: number,
     readonly code: ErrorCode,
     message: string,
     readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(message)
     this.name = new.target.name
+    this.statusCode = statusOf(code)
   }
+}
+
+export function statusOf (code: ErrorCode): number {
+  return Math.floor(code / 100)
 }
 
 export class MalformedJsonError extends ApiError {
   constructor (message: string) {
-    super(400, ErrorCode.malformedJson, message)
+    super(ErrorCode.malformedJson, message)
   }
 }
 
 export class InvalidTextError extends ApiError {
   constructor (message: string) {
-    super(400, ErrorCode.invalidText, message)
+    super(ErrorCode.invalidText, message)
   }
 }
 
 export class SchemaViolationError extends ApiError {
   constructor (message: string) {
-    super(400, ErrorCode.schemaViolation, message)
+    super(ErrorCode.schemaViolation, message)
   }
 }
 
 export class Int64OutOfRangeError extends ApiError {
   constructor (field: string) {
-    super(400, ErrorCode.int64OutOfRange,
+    super(ErrorCode.int64OutOfRange,
       `${field} must be an integer from -9223372036854775808 to 9223372036854775807`)
   }
 }
 
 export class ForbiddenKeyError extends ApiError {
   constructor (path: string) {
-    super(400, ErrorCode.forbiddenKey, `${path} is not an allowed property name`)
+    super(ErrorCode.forbiddenKey, `${path} is not an allowed property name`)
   }
 }
 
 export class MalformedRequestError extends ApiError {
   constructor (message: string) {
-    super(400, ErrorCode.malformedRequest, message)
+    super(ErrorCode.malformedRequest, message)
   }
 }
 
@@ -55,7 +85,7 @@ const challenge = 'Bearer realm="plant-store"'
 
 export class MalformedCredentialsError extends ApiError {
   constructor () {
-    super(400, ErrorCode.malformedCredentials,
+    super(ErrorCode.malformedCredentials,
       'the Authorization header must be "Bearer <token>"',
       { 'www-authenticate': `${challenge}, error="invalid_request"` })
   }
@@ -63,40 +93,45 @@ export class MalformedCredentialsError extends ApiError {
 
 export class MissingCredentialsError extends ApiError {
   constructor () {
-    super(401, ErrorCode.missingCredentials, 'bearer credentials are required',
+    super(ErrorCode.missingCredentials, 'bearer credentials are required',
       { 'www-authenticate': challenge })
   }
 }
 
 export class InvalidTokenError extends ApiError {
   constructor () {
-    super(401, ErrorCode.invalidToken, 'the bearer token is not valid',
+    super(ErrorCode.invalidToken, 'the bearer token is not valid',
       { 'www-authenticate': `${challenge}, error="invalid_token"` })
   }
 }
 
+// No route, or no resource (a plant, a file) where the route is.
 export class NotFoundError extends ApiError {
-  constructor (method: string, path: string) {
-    super(404, ErrorCode.notFound, `no route for ${method} ${path}`)
+  constructor (message: string) {
+    super(ErrorCode.notFound, message)
+  }
+
+  static forRoute (method: string, path: string): NotFoundError {
+    return new NotFoundError(`no route for ${method} ${path}`)
   }
 }
 
 export class MethodNotAllowedError extends ApiError {
   constructor (method: string, allowedMethods: readonly string[]) {
-    super(405, ErrorCode.methodNotAllowed, `${method} is not allowed here; use ${allowedMethods.join(', ')}`,
+    super(ErrorCode.methodNotAllowed, `${method} is not allowed here; use ${allowedMethods.join(', ')}`,
       { allow: allowedMethods.join(', ') })
   }
 }
 
 export class ContentTooLargeError extends ApiError {
   constructor (limitInBytes: number) {
-    super(413, ErrorCode.contentTooLarge, `the body is larger than ${limitInBytes} bytes`)
+    super(ErrorCode.contentTooLarge, `the body is larger than ${limitInBytes} bytes`)
   }
 }
 
 export class UnsupportedMediaTypeError extends ApiError {
   constructor (message: string) {
-    super(415, ErrorCode.unsupportedMediaType, message)
+    super(ErrorCode.unsupportedMediaType, message)
   }
 
   static forContentType (contentType: string | undefined): UnsupportedMediaTypeError {
@@ -107,30 +142,30 @@ export class UnsupportedMediaTypeError extends ApiError {
 
 export class RequestTimeoutError extends ApiError {
   constructor () {
-    super(408, ErrorCode.requestTimeout, 'the request was not received in full in time')
+    super(ErrorCode.requestTimeout, 'the request was not received in full in time')
   }
 }
 
 export class HeaderFieldsTooLargeError extends ApiError {
   constructor () {
-    super(431, ErrorCode.headerFieldsTooLarge, 'the request header fields are too large')
+    super(ErrorCode.headerFieldsTooLarge, 'the request header fields are too large')
   }
 }
 
 export class InternalError extends ApiError {
   constructor () {
-    super(500, ErrorCode.internal, 'internal server error')
+    super(ErrorCode.internal, 'internal server error')
   }
 }
 
 export class ConflictResponseError extends ApiError {
   constructor (message: string) {
-    super(409, ErrorCode.conflict, message)
+    super(ErrorCode.conflict, message)
   }
 }
 
 export class ServiceUnavailableError extends ApiError {
   constructor (message: string, retryAfterSeconds: number) {
-    super(503, ErrorCode.storeUnavailable, message, { 'retry-after': String(retryAfterSeconds) })
+    super(ErrorCode.storeUnavailable, message, { 'retry-after': String(retryAfterSeconds) })
   }
 }

@@ -31,7 +31,7 @@ export function getApiReferenceAssetHandler (
 ): OperationHandler<operations['getApiReferenceAsset']> {
   return async function getApiReferenceAsset (request, reply) {
     const file = files.get(request.params.asset)
-    if (file === undefined) throw new NotFoundError(request.method, request.url.split('?')[0] ?? request.url)
+    if (file === undefined) throw NotFoundError.forRoute(request.method, request.url.split('?')[0] ?? request.url)
     // The files change only with the installed package, that is with a new release.
     reply.type(file.contentType).header('cache-control', 'public, max-age=3600')
     return file.body

@@ -7,12 +7,22 @@ type JsonRequestBody<Operation> =
 type PathParameters<Operation> =
   Operation extends { parameters: { path: infer Path } } ? Path : Record<string, never>
 
-// A JSON body is the data the spec's schema describes, and Fastify serialises it. Any other media
-// type (a YAML document, a page, a script) is the text itself, which the handler writes as it is.
+// A JSON body is the data the spec's schema describes, which Fastify serialises, or that data
+// already written as JSON (a stored document), sent as it is. Any other media type (a YAML
+// document, a page, a script) is the text itself, which the handler writes as it is.
 type SuccessBody<Operation> =
   Operation extends { responses: { 200: { content: infer Content } } }
-    ? Content extends { 'application/json': infer Json } ? Json : string
+    ? Content extends { 'application/json': infer Json } ? Json | JsonText<Json> : string
     : never
+
+// JSON text known to hold a Body: a stored document, which passed the spec's schema on its way in.
+export type JsonText<Body> = string & { readonly jsonTextOf?: Body }
+
+// Sends JSON text as the response body as it is, without parsing it again to serialise it.
+export function sendJsonText<Body> (reply: FastifyReply, text: string): JsonText<Body> {
+  reply.type('application/json; charset=utf-8')
+  return text
+}
 
 // A handler typed from the generated operation: it receives the request body and path
 // parameters the spec declares and must resolve to the spec's 200 body. Failures are thrown and

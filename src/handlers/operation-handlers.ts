@@ -16,7 +16,7 @@ export interface HandlerDependencies {
 // The service handlers fastify-openapi-glue binds, keyed by operationId.
 export function createOperationHandlers ({ store, openApi }: HandlerDependencies): OperationHandlers {
   return {
-    createPlant: createPlantHandler(store),
+    createPlant: createPlantHandler(store, openApi),
     getHealth: getHealthHandler(),
     getReadiness: getReadinessHandler(store),
     getOpenApiJson: getOpenApiJsonHandler(openApi),

@@ -1,27 +1,20 @@
 import { ForbiddenKeyError, InvalidTextError, MalformedJsonError } from '../errors/api-errors.js'
+import { rememberNumberSource } from '../int64/number-sources.js'
 
 // A strict JSON reader for request bodies. JSON.parse cannot serve here: it rounds integers
 // beyond 2^53 (ids are int64) and silently keeps the last of duplicated keys. This reader keeps
-// the source text of every number a double may not hold exactly, names the offending field in
-// every error, and bounds its own recursion. Which strings may be stored (no NUL, no lone
-// surrogate) is the schema's to say, for the fields it declares: see src/spec/storable-text.ts.
+// the source text of every number a double may not hold exactly (see src/int64/), names the
+// offending field in every error, and bounds its own recursion. Which strings may be stored (no
+// NUL, no lone surrogate) is the schema's to say, for the fields it declares: see
+// src/spec/storable-text.ts.
 
 export const maxNestingDepth = 64
 
 const forbiddenKeys = new Set(['__proto__', 'constructor'])
 const numberPattern = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y
-const exactDoublePattern = /^-?\d{1,15}$/
-
-const numberSources = new WeakMap<object, Map<string, string>>()
 
 export function parseJsonExactly (text: string): unknown {
   return new JsonReader(text).readDocument()
-}
-
-// The number's text as it was sent, for a property or array element whose value a double may
-// not hold exactly; undefined when the parsed number is exact.
-export function numberSourceOf (container: object, key: string | number): string | undefined {
-  return numberSources.get(container)?.get(String(key))
 }
 
 const escapes: Record<string, string> = {
@@ -97,7 +90,7 @@ class JsonReader {
   private readMemberValue (container: object, key: string, path: string, depth: number): unknown {
     if (!this.isNumberStart()) return this.readValue(path, depth)
     const { value, source } = this.readNumber()
-    if (!exactDoublePattern.test(source)) this.rememberNumberSource(container, key, source)
+    rememberNumberSource(container, key, source)
     return value
   }
 
@@ -171,15 +164,6 @@ class JsonReader {
   private isNumberStart (): boolean {
     const code = this.text.charCodeAt(this.position)
     return code === 0x2d || (code >= 0x30 && code <= 0x39)
-  }
-
-  private rememberNumberSource (object: object, key: string, source: string): void {
-    let sources = numberSources.get(object)
-    if (sources === undefined) {
-      sources = new Map()
-      numberSources.set(object, sources)
-    }
-    sources.set(key, source)
   }
 
   private checkDepth (depth: number): void {

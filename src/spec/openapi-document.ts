@@ -72,7 +72,19 @@ export function listOperations (document: OpenApiDocument): OperationEntry[] {
     }))
 }
 
+export function describeOperation ({ method, path, operation }: OperationEntry): string {
+  return `${method.toUpperCase()} ${path} (${operation.operationId ?? 'no operationId'})`
+}
+
 // The requirements that apply to an operation: its own, or else the document's.
 export function securityOf (document: OpenApiDocument, operation: OpenApiOperation): readonly SecurityRequirement[] {
   return operation.security ?? document.security ?? []
+}
+
+// The node a reference such as '#/components/schemas/Plant' names in this document.
+export function resolveLocalRef (document: object, ref: string): unknown {
+  if (!ref.startsWith('#/')) return undefined
+  return ref.slice(2).split('/')
+    .map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'))
+    .reduce<unknown>((parent, key) => (parent as Record<string, unknown> | undefined)?.[key], document)
 }

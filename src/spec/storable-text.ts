@@ -1,4 +1,5 @@
 import type { Ajv, SchemaValidateFunction } from 'ajv'
+import { resolveLocalRef } from './openapi-document.js'
 
 // A string a request body declares is one the service may store, and every backend must hold it
 // exactly: PostgreSQL's text refuses a NUL character, and a lone surrogate is not Unicode text at
@@ -37,14 +38,6 @@ export function markRequestBodyStrings<T extends object> (document: T): T {
     }
   }
   return marked
-}
-
-// The node a reference such as '#/components/schemas/Plant' names in this document.
-function resolveLocalRef (document: object, ref: string): unknown {
-  if (!ref.startsWith('#/')) return undefined
-  return ref.slice(2).split('/')
-    .map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'))
-    .reduce<unknown>((parent, key) => (parent as Record<string, unknown> | undefined)?.[key], document)
 }
 
 // Ajv plugin: registers the keyword. Its errors carry `params.problem`.

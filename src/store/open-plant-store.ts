@@ -17,7 +17,7 @@ export interface PlantStoreLogger {
 export async function openPlantStore (settings: PlantStoreSettings, logger: PlantStoreLogger): Promise<PlantStore> {
   const { DATABASE_URL: databaseUrl } = settings
   if (databaseUrl.startsWith('sqlite:')) {
-    return new SqlitePlantStore({ filename: databaseUrl.slice('sqlite:'.length) })
+    return SqlitePlantStore.open({ filename: databaseUrl.slice('sqlite:'.length) })
   }
   if (/^postgres(ql)?:\/\//.test(databaseUrl)) {
     return PostgresPlantStore.open({

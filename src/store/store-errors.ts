@@ -1,3 +1,4 @@
+// The id is taken by a plant with another document.
 export class PlantConflictError extends Error {
   constructor (readonly id: bigint) {
     super(`a plant with id ${id} already exists with a different name or tag`)
@@ -12,4 +13,10 @@ export class StoreUnavailableError extends Error {
     super('the store is unavailable; retry later', options)
     this.name = 'StoreUnavailableError'
   }
+}
+
+// The error a store rejects with: a failure its backend calls transient becomes a
+// StoreUnavailableError (a 503 with Retry-After), and any other stays what it is (a 500).
+export function translateStoreError (error: unknown, isTransient: (error: unknown) => boolean): unknown {
+  return isTransient(error) ? new StoreUnavailableError(1, { cause: error }) : error
 }

@@ -2,7 +2,8 @@ import t, { type Test } from 'tap'
 import {
   type ApiError, ForbiddenKeyError, InvalidTextError, MalformedJsonError,
 } from '../../src/errors/api-errors.js'
-import { maxNestingDepth, numberSourceOf, parseJsonExactly } from '../../src/json/parse-json-exactly.js'
+import { numberSourceOf } from '../../src/int64/number-sources.js'
+import { maxNestingDepth, parseJsonExactly } from '../../src/json/parse-json-exactly.js'
 
 // parseJsonExactly reads RFC 8259 JSON and nothing more, names the offending field in every
 // error, and keeps the source text of the numbers a double may not hold exactly.

@@ -1,6 +1,7 @@
 import type { Test } from 'tap'
 import type { PlantStore } from '../../src/store/plant-store.js'
 import { PlantConflictError } from '../../src/store/store-errors.js'
+import { plantRow } from '../support/plant-rows.js'
 
 // What every PlantStore must do, whatever its backend. Each backend's test file calls this
 // with a function that opens a fresh, empty store of its kind.
@@ -13,65 +14,65 @@ export function testPlantStoreContract (t: Test, openEmptyStore: (t: Test) => Pr
 
   t.test('a new plant is created', async (t) => {
     const store = await open(t)
-    t.same(await store.createPlant({ id: 1n, name: 'Fern', tag: 'shade' }),
-      { plant: { id: 1n, name: 'Fern', tag: 'shade' }, created: true })
+    t.same(await store.createPlant(plantRow({ id: 1n, name: 'Fern', tag: 'shade' })),
+      { plant: plantRow({ id: 1n, name: 'Fern', tag: 'shade' }), created: true })
   })
 
   t.test('an identical plant is a replay: not created again', async (t) => {
     const store = await open(t)
-    await store.createPlant({ id: 2n, name: 'Fern' })
-    t.same(await store.createPlant({ id: 2n, name: 'Fern' }), { plant: { id: 2n, name: 'Fern' }, created: false })
+    await store.createPlant(plantRow({ id: 2n, name: 'Fern' }))
+    t.same(await store.createPlant(plantRow({ id: 2n, name: 'Fern' })), { plant: plantRow({ id: 2n, name: 'Fern' }), created: false })
   })
 
   t.test('another name or tag for a taken id is a conflict and changes nothing', async (t) => {
     const store = await open(t)
-    await store.createPlant({ id: 3n, name: 'Fern', tag: 'shade' })
-    for (const other of [{ id: 3n, name: 'Palm', tag: 'shade' }, { id: 3n, name: 'Fern' }, { id: 3n, name: 'Fern', tag: '' }]) {
+    await store.createPlant(plantRow({ id: 3n, name: 'Fern', tag: 'shade' }))
+    for (const other of [plantRow({ id: 3n, name: 'Palm', tag: 'shade' }), plantRow({ id: 3n, name: 'Fern' }), plantRow({ id: 3n, name: 'Fern', tag: '' })]) {
       await t.rejects(store.createPlant(other), PlantConflictError)
     }
-    t.same(await store.createPlant({ id: 3n, name: 'Fern', tag: 'shade' }),
-      { plant: { id: 3n, name: 'Fern', tag: 'shade' }, created: false }, 'the first plant is still stored')
+    t.same(await store.createPlant(plantRow({ id: 3n, name: 'Fern', tag: 'shade' })),
+      { plant: plantRow({ id: 3n, name: 'Fern', tag: 'shade' }), created: false }, 'the first plant is still stored')
   })
 
   t.test('no tag and an empty tag are different plants', async (t) => {
     const store = await open(t)
-    await store.createPlant({ id: 4n, name: 'Fern', tag: '' })
-    await t.rejects(store.createPlant({ id: 4n, name: 'Fern' }), PlantConflictError)
+    await store.createPlant(plantRow({ id: 4n, name: 'Fern', tag: '' }))
+    await t.rejects(store.createPlant(plantRow({ id: 4n, name: 'Fern' })), PlantConflictError)
   })
 
   t.test('every int64 id is kept exactly, including ids that differ only above 2^53', async (t) => {
     const store = await open(t)
     const ids = [-(2n ** 63n), 2n ** 63n - 1n, 2n ** 53n, 2n ** 53n + 1n, 0n, -1n]
     for (const id of ids) {
-      t.equal((await store.createPlant({ id, name: `plant ${id}` })).created, true, `id ${id} is new`)
+      t.equal((await store.createPlant(plantRow({ id, name: `plant ${id}` }))).created, true, `id ${id} is new`)
     }
     for (const id of ids) {
-      t.equal((await store.createPlant({ id, name: `plant ${id}` })).created, false, `id ${id} replays`)
-      await t.rejects(store.createPlant({ id, name: 'someone else' }), PlantConflictError)
+      t.equal((await store.createPlant(plantRow({ id, name: `plant ${id}` }))).created, false, `id ${id} replays`)
+      await t.rejects(store.createPlant(plantRow({ id, name: 'someone else' })), PlantConflictError)
     }
   })
 
   t.test('text outside ASCII is kept exactly', async (t) => {
     const store = await open(t)
-    const plant = { id: 5n, name: 'Kaktus 🌵 — «Ĉapelo»', tag: '多肉植物' }
+    const plant = plantRow({ id: 5n, name: 'Kaktus 🌵 — «Ĉapelo»', tag: '多肉植物' })
     await store.createPlant(plant)
     t.equal((await store.createPlant(plant)).created, false)
   })
 
   t.test('concurrent identical creates store one plant and all succeed', async (t) => {
     const store = await open(t)
-    const outcomes = await Promise.all(Array.from({ length: 50 }, () => store.createPlant({ id: 6n, name: 'Ivy' })))
+    const outcomes = await Promise.all(Array.from({ length: 50 }, () => store.createPlant(plantRow({ id: 6n, name: 'Ivy' }))))
     t.equal(outcomes.filter((outcome) => outcome.created).length, 1)
   })
 
   t.test('concurrent different creates for one id have exactly one winner', async (t) => {
     const store = await open(t)
     const results = await Promise.allSettled(Array.from({ length: 20 }, (_, index) =>
-      store.createPlant({ id: 7n, name: `Racer ${index}` })))
-    const winners = results.flatMap((result) => result.status === 'fulfilled' ? [result.value.plant.name] : [])
+      store.createPlant(plantRow({ id: 7n, name: `Racer ${index}` }))))
+    const winners = results.flatMap((result) => result.status === 'fulfilled' ? [(JSON.parse(result.value.plant.document) as { name: string }).name] : [])
     t.equal(winners.length, 1)
     t.ok(results.every((result) => result.status === 'fulfilled' || result.reason instanceof PlantConflictError))
-    t.equal((await store.createPlant({ id: 7n, name: String(winners[0]) })).created, false, 'the winner is stored')
+    t.equal((await store.createPlant(plantRow({ id: 7n, name: String(winners[0]) }))).created, false, 'the winner is stored')
   })
 
   t.test('a ready store says so', async (t) => {

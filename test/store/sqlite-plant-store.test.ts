@@ -4,9 +4,11 @@ import { Database } from '../../src/store/sqlite/sqlite-driver.js'
 import { SqlitePlantStore } from '../../src/store/sqlite/sqlite-plant-store.js'
 import { StoreUnavailableError } from '../../src/store/store-errors.js'
 import { testPlantStoreContract } from './plant-store-contract.js'
+import { plantRow } from '../support/plant-rows.js'
+import { migrations as appliedMigrations } from '../../src/store/migrations.js'
 
 t.test('the SQLite store keeps the plant store contract', async (t) => {
-  testPlantStoreContract(t, async (t) => new SqlitePlantStore({ filename: `${t.testdir()}/plants.db` }))
+  testPlantStoreContract(t, async (t) => await SqlitePlantStore.open({ filename: `${t.testdir()}/plants.db` }))
 })
 
 function inspect<T> (filename: string, read: (database: Database) => T): T {
@@ -21,7 +23,7 @@ function inspect<T> (filename: string, read: (database: Database) => T): T {
 
 t.test('the file and its folder are created on first open, in WAL mode with synchronous=FULL', async (t) => {
   const filename = `${t.testdir()}/nested/folder/plants.db`
-  const store = new SqlitePlantStore({ filename })
+  const store = await SqlitePlantStore.open({ filename })
   t.teardown(() => store.close())
   t.ok(existsSync(filename))
   t.equal(inspect(filename, (database) => database.pragma('journal_mode', { simple: true })), 'wal')
@@ -31,26 +33,26 @@ t.test('the file and its folder are created on first open, in WAL mode with sync
 
 t.test('migrations are applied once and recorded', async (t) => {
   const filename = `${t.testdir()}/plants.db`
-  await new SqlitePlantStore({ filename }).close()
-  await new SqlitePlantStore({ filename }).close()
-  const migrations = inspect(filename, (database) => database.prepare('SELECT version, name FROM schema_migrations').all())
-  t.same(migrations, [{ version: 1n, name: 'create plants' }])
+  await (await SqlitePlantStore.open({ filename })).close()
+  await (await SqlitePlantStore.open({ filename })).close()
+  const migrations = inspect(filename, (database) => database.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all())
+  t.same(migrations, appliedMigrations.map(({ version, name }) => ({ version: BigInt(version), name })))
 })
 
 t.test('plants survive closing and reopening the file', async (t) => {
   const filename = `${t.testdir()}/plants.db`
-  const first = new SqlitePlantStore({ filename })
-  await first.createPlant({ id: 2n ** 62n, name: 'Fern' })
+  const first = await SqlitePlantStore.open({ filename })
+  await first.createPlant(plantRow({ id: 2n ** 62n, name: 'Fern' }))
   await first.close()
-  const second = new SqlitePlantStore({ filename })
+  const second = await SqlitePlantStore.open({ filename })
   t.teardown(() => second.close())
-  t.same(await second.createPlant({ id: 2n ** 62n, name: 'Fern' }), { plant: { id: 2n ** 62n, name: 'Fern' }, created: false })
+  t.same(await second.createPlant(plantRow({ id: 2n ** 62n, name: 'Fern' })), { plant: plantRow({ id: 2n ** 62n, name: 'Fern' }), created: false })
 })
 
 // A store with a short busy timeout, and a second connection to its file that can hold locks.
-function storeBesideAnotherConnection (t: Test): { store: SqlitePlantStore, other: Database } {
+async function storeBesideAnotherConnection (t: Test): Promise<{ store: SqlitePlantStore, other: Database }> {
   const filename = `${t.testdir()}/plants.db`
-  const store = new SqlitePlantStore({ filename, busyTimeoutMs: 50 })
+  const store = await SqlitePlantStore.open({ filename, busyTimeoutMs: 50 })
   t.teardown(() => store.close())
   const other = new Database(filename)
   t.teardown(() => other.close())
@@ -58,15 +60,15 @@ function storeBesideAnotherConnection (t: Test): { store: SqlitePlantStore, othe
 }
 
 t.test('a write lock held elsewhere for longer than the busy timeout is StoreUnavailableError', async (t) => {
-  const { store, other } = storeBesideAnotherConnection(t)
+  const { store, other } = await storeBesideAnotherConnection(t)
   other.exec('BEGIN IMMEDIATE')
-  await t.rejects(store.createPlant({ id: 1n, name: 'Fern' }), StoreUnavailableError)
+  await t.rejects(store.createPlant(plantRow({ id: 1n, name: 'Fern' })), StoreUnavailableError)
   other.exec('ROLLBACK')
-  t.equal((await store.createPlant({ id: 1n, name: 'Fern' })).created, true, 'it recovers when the lock is gone')
+  t.equal((await store.createPlant(plantRow({ id: 1n, name: 'Fern' }))).created, true, 'it recovers when the lock is gone')
 })
 
 t.test('a store that cannot take the write lock is not ready, and is ready again once it can', async (t) => {
-  const { store, other } = storeBesideAnotherConnection(t)
+  const { store, other } = await storeBesideAnotherConnection(t)
   other.exec('BEGIN IMMEDIATE')
   await t.rejects(store.checkReady(), StoreUnavailableError)
   other.exec('ROLLBACK')

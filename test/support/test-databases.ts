@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import type { Test } from 'tap'
-import { readStoredPlants as readSqlitePlants, type StoredPlantRow } from './stored-plants.js'
+import { readStoredPlants as readSqlitePlants, type StoredPlantRow, toStoredPlantRow } from './stored-plants.js'
 
 // The PostgreSQL server the tests use: each test gets a schema of its own on it, dropped when
 // the test ends, so runs and parallel test files never see each other's data.
@@ -65,9 +65,9 @@ export function postgresUrlWithSchema (url: string, schema: string): string {
 // bigints (as text across the driver).
 export async function readPostgresPlants (connectionString: string, table = 'plants'): Promise<StoredPlantRow[]> {
   // Ordered by the bigint column itself: the text of the ids would sort 10 before 9.
-  const rows = await runSql<{ id_text: string, name: string, tag: string | null }>(
-    connectionString, `SELECT id::text AS id_text, name, tag FROM ${table} ORDER BY id`)
-  return rows.map(({ id_text: idText, name, tag }) => ({ id: BigInt(idText), name, tag }))
+  const rows = await runSql<{ id_text: string, document: string }>(
+    connectionString, `SELECT id::text AS id_text, document::text AS document FROM ${table} ORDER BY id`)
+  return rows.map(({ id_text: idText, document }) => toStoredPlantRow(BigInt(idText), document))
 }
 
 export async function runAsAdmin<Row extends object = object> (sql: string, values: unknown[] = []): Promise<Row[]> {

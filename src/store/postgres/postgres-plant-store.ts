@@ -1,12 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import { parseIntoClientConfig } from 'pg-connection-string'
-import { BatchedCreates } from '../batched-creates.js'
-import { type CreateResult, isSamePlant } from '../create-outcome.js'
-import type { CreatePlantOutcome, PlantRecord, PlantStore } from '../plant-store.js'
-import { StoreUnavailableError } from '../store-errors.js'
+import { BatchedCreates, compareWithStored, type CreateResult } from '../group-commit.js'
+import { applyMigrations } from '../migrations.js'
+import type { CreatePlantOutcome, PlantRow, PlantStore } from '../plant-store.js'
+import { StoreUnavailableError, translateStoreError } from '../store-errors.js'
 import { isTransientPostgresError } from './postgres-errors.js'
-import { applyPostgresMigrations } from './postgres-migrations.js'
+import { postgresMigrationConnection } from './postgres-migrations.js'
 
 export interface PostgresPlantStoreOptions {
   // A postgres:// URL; `?options=-c search_path=<schema>` puts the tables in a schema of their own.
@@ -22,11 +22,6 @@ export interface PostgresPlantStoreOptions {
   readonly onIdleConnectionError?: (error: Error) => void
 }
 
-interface StoredRow {
-  name: string
-  tag: string | null
-}
-
 // Errors raised by the batch statement itself, which then wrote nothing: only these may be one
 // create's own (a trigger or constraint refusing it), so only these are retried create by create.
 const refusedByBatchStatement = new WeakSet<object>()
@@ -36,16 +31,14 @@ const refusedByBatchStatement = new WeakSet<object>()
 // Its plan reads no stored rows (ON CONFLICT goes through the primary key's index), so the plan
 // the server caches for it after a few runs cannot go stale as the table grows, and planning
 // is not paid again at every batch.
-const insertPlants = `INSERT INTO plants (id, name, tag)
-SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) AS batch (id, name, tag) ORDER BY id
+const insertPlants = `INSERT INTO plants (id, document)
+SELECT * FROM unnest($1::bigint[], $2::jsonb[]) AS batch (id, document) ORDER BY id
 ON CONFLICT (id) DO NOTHING RETURNING id::text AS id`
 // The plants stored under the ids the batch found taken. A statement of its own, so that it
 // sees rows other sessions committed while the insert ran. It is sent unnamed, so the server
-// plans it afresh at every run: a plan cached while the table was new and small reads with a
-// sequential scan, which grows slower with every plant stored until the table is next analysed
-// (measured with an earlier batch statement that read stored rows: 7,700 creates/s falling to
-// 2,900 within 20 s on a new table).
-const selectPlants = 'SELECT id::text AS id, name, tag FROM plants WHERE id = ANY($1::bigint[])'
+// plans it afresh at every run: a plan cached while the table was new and small would read
+// with a sequential scan, slower with every plant stored until the table is next analysed.
+const selectDocuments = 'SELECT id::text AS id, document::text AS document FROM plants WHERE id = ANY($1::bigint[])'
 const undefinedTable = '42P01'
 const selectReadiness = 'SELECT max(version) AS version, pg_is_in_recovery() AS in_recovery FROM schema_migrations'
 
@@ -107,24 +100,25 @@ export class PostgresPlantStore implements PlantStore {
     )
   }
 
-  async createPlant (plant: PlantRecord): Promise<CreatePlantOutcome> {
+  async createPlant (plant: PlantRow): Promise<CreatePlantOutcome> {
     return this.creates.create(plant)
   }
 
   // One insert for the batch, in autocommit: durable once it returns; the ids it found taken are
-  // then read by a second statement. The first create of each id goes into the insert; a later create of the same id in the batch is then compared with
-  // what the earlier one left stored, as if it had arrived alone just after.
-  private async insertOrCompare (plants: readonly PlantRecord[]): Promise<CreateResult[]> {
+  // then read by a second statement. The first create of each id goes into the insert; a later
+  // create of the same id in the batch is then compared with what the earlier one left stored,
+  // as if it had arrived alone just after.
+  private async insertOrCompare (plants: readonly PlantRow[]): Promise<CreateResult[]> {
     const firstOfEachId = firstCreateOfEachId(plants)
     const insertedIds = new Set(await this.runBatchStatement(firstOfEachId))
-    const storedById = new Map<string, StoredRow>()
+    const storedById = new Map<string, string>()
     const takenIds: string[] = []
     for (const plant of firstOfEachId) {
       const id = plant.id.toString()
-      if (insertedIds.has(id)) storedById.set(id, { name: plant.name, tag: plant.tag ?? null })
+      if (insertedIds.has(id)) storedById.set(id, plant.document)
       else takenIds.push(id)
     }
-    await this.readStoredPlants(takenIds, storedById)
+    await this.readStoredDocuments(takenIds, storedById)
 
     return plants.map((plant) => {
       const id = plant.id.toString()
@@ -133,17 +127,17 @@ export class PostgresPlantStore implements PlantStore {
       // Plants are never deleted, so a taken id always has a row.
       const stored = storedById.get(id)
       if (stored === undefined) throw new Error(`plant ${id} was neither inserted nor found`)
-      return isSamePlant(plant, stored) ? 'replayed' : 'conflict'
+      return compareWithStored(plant, stored)
     })
   }
 
   // The ids the statement inserted, as decimal strings.
-  private async runBatchStatement (plants: readonly PlantRecord[]): Promise<string[]> {
+  private async runBatchStatement (plants: readonly PlantRow[]): Promise<string[]> {
     try {
       const { rows } = await this.pool.query<{ id: string }>({
         name: 'insert-plants',
         text: insertPlants,
-        values: [plants.map(({ id }) => id.toString()), plants.map(({ name }) => name), plants.map(({ tag }) => tag ?? null)],
+        values: [plants.map(({ id }) => id.toString()), plants.map(({ document }) => document)],
       })
       return rows.map(({ id }) => id)
     } catch (error) {
@@ -154,10 +148,10 @@ export class PostgresPlantStore implements PlantStore {
     }
   }
 
-  private async readStoredPlants (ids: readonly string[], storedById: Map<string, StoredRow>): Promise<void> {
+  private async readStoredDocuments (ids: readonly string[], storedById: Map<string, string>): Promise<void> {
     if (ids.length === 0) return
-    const { rows } = await this.pool.query<StoredRow & { id: string }>(selectPlants, [ids])
-    for (const { id, name, tag } of rows) storedById.set(id, { name, tag })
+    const { rows } = await this.pool.query<{ id: string, document: string }>(selectDocuments, [ids])
+    for (const { id, document } of rows) storedById.set(id, document)
   }
 
   // Ready means migrated and connected to a server that takes writes (not a standby).
@@ -216,7 +210,7 @@ export class PostgresPlantStore implements PlantStore {
     client.on('error', () => undefined)
     try {
       await client.connect()
-      await applyPostgresMigrations(client)
+      await applyMigrations(postgresMigrationConnection(client))
       this.migrated = true
     } finally {
       await client.end().catch(() => undefined)
@@ -227,14 +221,13 @@ export class PostgresPlantStore implements PlantStore {
     try {
       return await operation()
     } catch (error) {
-      if (isTransientPostgresError(error)) throw new StoreUnavailableError(1, { cause: error })
-      throw error
+      throw translateStoreError(error, isTransientPostgresError)
     }
   }
 }
 
-function firstCreateOfEachId (plants: readonly PlantRecord[]): PlantRecord[] {
-  const firsts = new Map<bigint, PlantRecord>()
+function firstCreateOfEachId (plants: readonly PlantRow[]): PlantRow[] {
+  const firsts = new Map<bigint, PlantRow>()
   for (const plant of plants) if (!firsts.has(plant.id)) firsts.set(plant.id, plant)
   return [...firsts.values()]
 }

@@ -1,11 +1,11 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { BatchedCreates } from '../batched-creates.js'
-import { type CreateResult, isSamePlant } from '../create-outcome.js'
-import type { CreatePlantOutcome, PlantRecord, PlantStore } from '../plant-store.js'
-import { StoreUnavailableError } from '../store-errors.js'
+import { BatchedCreates, compareWithStored, type CreateResult } from '../group-commit.js'
+import { applyMigrations } from '../migrations.js'
+import type { CreatePlantOutcome, PlantRow, PlantStore } from '../plant-store.js'
+import { StoreUnavailableError, translateStoreError } from '../store-errors.js'
 import { Database, SqliteError } from './sqlite-driver.js'
-import { applySqliteMigrations } from './sqlite-migrations.js'
+import { sqliteMigrationConnection } from './sqlite-migrations.js'
 
 export interface SqlitePlantStoreOptions {
   readonly filename: string
@@ -14,17 +14,14 @@ export interface SqlitePlantStoreOptions {
   readonly busyTimeoutMs?: number
 }
 
-interface StoredRow {
-  name: string
-  tag: string | null
-}
-
 // Failures that say "not now" rather than "never": the request may be retried.
 const transientErrorCodes = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|PROTOCOL)/
+const isTransientSqliteError = (error: unknown): boolean =>
+  error instanceof SqliteError && transientErrorCodes.test(error.code)
 
 // The file (and its folder) created if need be, configured and migrated; closed again if any
 // of that fails, so a store that cannot start leaves no handle open.
-function openDatabase (filename: string, busyTimeoutMs: number): Database {
+async function openDatabase (filename: string, busyTimeoutMs: number): Promise<Database> {
   mkdirSync(dirname(filename), { recursive: true })
   const database = new Database(filename, { timeout: busyTimeoutMs })
   try {
@@ -33,7 +30,7 @@ function openDatabase (filename: string, busyTimeoutMs: number): Database {
     database.pragma('journal_mode = WAL')
     database.pragma('synchronous = FULL')
     database.defaultSafeIntegers(true)
-    applySqliteMigrations(database)
+    await applyMigrations(sqliteMigrationConnection(database))
     return database
   } catch (error) {
     database.close()
@@ -42,42 +39,40 @@ function openDatabase (filename: string, busyTimeoutMs: number): Database {
 }
 
 export class SqlitePlantStore implements PlantStore {
-  private readonly database: Database
   private readonly creates: BatchedCreates
   private readonly readMigrationVersion: () => unknown
 
-  constructor ({ filename, busyTimeoutMs = 250 }: SqlitePlantStoreOptions) {
-    this.database = openDatabase(filename, busyTimeoutMs)
+  static async open ({ filename, busyTimeoutMs = 250 }: SqlitePlantStoreOptions): Promise<SqlitePlantStore> {
+    return new SqlitePlantStore(await openDatabase(filename, busyTimeoutMs))
+  }
 
-    const insert = this.database.prepare(
-      'INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING')
-    const selectStored = this.database.prepare<[bigint], StoredRow>(
-      'SELECT name, tag FROM plants WHERE id = ?')
+  private constructor (private readonly database: Database) {
+    const insert = database.prepare('INSERT INTO plants (id, document) VALUES (?, ?) ON CONFLICT (id) DO NOTHING')
+    const selectDocument = database.prepare<[bigint], string>('SELECT document FROM plants WHERE id = ?').pluck()
     // Each create inserts first and compares only when the id was taken, in arrival order, so
     // a later create in the same batch sees an earlier one's plant. The whole batch is one
     // IMMEDIATE transaction (one fsync): no other writer can slip in between, in this process
     // or another on the same file, and a failure leaves none of it written.
-    const insertOrCompare = (plant: PlantRecord): CreateResult => {
-      if (insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) return 'created'
-      const stored = selectStored.get(plant.id)
-      return stored !== undefined && isSamePlant(plant, stored) ? 'replayed' : 'conflict'
+    const insertOrCompare = (plant: PlantRow): CreateResult => {
+      if (insert.run(plant.id, plant.document).changes === 1) return 'created'
+      return compareWithStored(plant, selectDocument.get(plant.id))
     }
-    const commitCreates = this.database.transaction((plants: readonly PlantRecord[]) => plants.map(insertOrCompare))
+    const commitCreates = database.transaction((plants: readonly PlantRow[]) => plants.map(insertOrCompare))
     // A failed transaction was rolled back whole. "Busy" or "disk full" is the store's state,
     // the same for every create in the batch; anything else may be one create's own.
     this.creates = new BatchedCreates(async (plants) => this.translateErrors(() => {
       // A transaction left open by a failed rollback would turn the next one into a savepoint
       // inside it: nothing committed, nothing flushed.
-      if (this.database.inTransaction) throw new StoreUnavailableError(1)
+      if (database.inTransaction) throw new StoreUnavailableError(1)
       return commitCreates.immediate(plants)
     }), (error) => !(error instanceof StoreUnavailableError))
     // Ready means able to write: take the write lock (as a create would) and read the file.
-    const migrationVersion = this.database.prepare('SELECT max(version) FROM schema_migrations').pluck()
-    const readUnderWriteLock = this.database.transaction(() => migrationVersion.get())
+    const migrationVersion = database.prepare('SELECT max(version) FROM schema_migrations').pluck()
+    const readUnderWriteLock = database.transaction(() => migrationVersion.get())
     this.readMigrationVersion = () => readUnderWriteLock.immediate()
   }
 
-  async createPlant (plant: PlantRecord): Promise<CreatePlantOutcome> {
+  async createPlant (plant: PlantRow): Promise<CreatePlantOutcome> {
     return this.creates.create(plant)
   }
 
@@ -95,10 +90,7 @@ export class SqlitePlantStore implements PlantStore {
     try {
       return operation()
     } catch (error) {
-      if (error instanceof SqliteError && transientErrorCodes.test(error.code)) {
-        throw new StoreUnavailableError(1, { cause: error })
-      }
-      throw error
+      throw translateStoreError(error, isTransientSqliteError)
     }
   }
 }

@@ -2,8 +2,8 @@ import type { FastifyRequest } from 'fastify'
 import {
   ApiError, ConflictResponseError, ContentTooLargeError, Int64OutOfRangeError, InternalError, InvalidTextError,
   MalformedRequestError, SchemaViolationError, ServiceUnavailableError, UnsupportedMediaTypeError,
-} from '../errors/api-errors.js'
-import { exactInt64Keyword } from '../spec/exact-int64.js'
+} from './api-errors.js'
+import { exactInt64Keyword } from '../int64/exact-int64-keyword.js'
 import { storableTextKeyword } from '../spec/storable-text.js'
 import { PlantConflictError, StoreUnavailableError } from '../store/store-errors.js'
 

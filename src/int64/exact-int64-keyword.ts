@@ -1,10 +1,8 @@
 import type { Ajv, SchemaValidateFunction } from 'ajv'
-import { type Int64Reading, readInt64 } from '../json/json-integer.js'
+import { type Int64Reading, readInt64 } from './read-int64.js'
 
-// `format: int64` in openapi.yaml means every integer from -2^63 to 2^63-1, exactly. The
-// validator sees doubles, which hold only 2^53 exactly, so each int64 schema gets this keyword
-// too: it reads the number as it was sent (see src/json/) and tells fractions from integers
-// out of range. A new int64 field in the spec is checked with no code change.
+// The validator sees doubles, so each `format: int64` schema of the spec also gets this keyword,
+// which reads the number as it was sent (see README.md here).
 export const exactInt64Keyword = 'x-exact-int64'
 
 export type Int64Problem = Exclude<Int64Reading, bigint>

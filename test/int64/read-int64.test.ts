@@ -1,5 +1,5 @@
 import t from 'tap'
-import { type Int64Reading, readInt64 } from '../../src/json/json-integer.js'
+import { type Int64Reading, readInt64 } from '../../src/int64/read-int64.js'
 import { parseJsonExactly } from '../../src/json/parse-json-exactly.js'
 
 // readInt64 reads the number as it was sent, not the double JSON makes of it: a number is an

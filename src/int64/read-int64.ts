@@ -1,4 +1,4 @@
-import { numberSourceOf } from './parse-json-exactly.js'
+import { numberSourceOf } from './number-sources.js'
 
 const int64Min = -(2n ** 63n)
 const int64Max = 2n ** 63n - 1n
@@ -7,15 +7,22 @@ const jsonNumberParts = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/
 
 export type Int64Reading = bigint | 'not-an-integer' | 'out-of-range'
 
-// The exact int64 value of a number property of a parsed body, judged on the number as it was
-// sent rather than on its double: "1.0" and "1e3" are integers, as in JSON Schema, while
-// "9007199254740993.5" is not, though its double is.
+// The exact int64 value of a number property of a parsed body or parameter list, judged on the
+// number as it was sent rather than on its double: "1.0" and "1e3" are integers, as in JSON
+// Schema, while "9007199254740993.5" is not, though its double is.
 export function readInt64 (container: object, key: string | number): Int64Reading {
   const value: unknown = (container as Record<string | number, unknown>)[key]
   if (typeof value !== 'number') return 'not-an-integer'
   const source = numberSourceOf(container, key)
   if (source === undefined) return Number.isSafeInteger(value) ? BigInt(value) : 'not-an-integer'
   return int64FromJsonNumber(source)
+}
+
+// For a handler: the int64 the validator has already accepted.
+export function validatedInt64 (container: object, key: string): bigint {
+  const reading = readInt64(container, key)
+  if (typeof reading !== 'bigint') throw new Error(`${key} passed validation but reads as ${reading}`)
+  return reading
 }
 
 // Exact integer arithmetic on the decimal text. It settles integer-ness and magnitude from the

@@ -1,0 +1,37 @@
+import { AjvCompiler } from '@fastify/ajv-compiler'
+import type { FastifyServerOptions } from 'fastify'
+import type { FastifyRouteSchemaDef, FastifySchemaValidationError } from 'fastify/types/schema.js'
+import { numericParameterReader } from '../int64/numeric-parameters.js'
+
+type SchemaController = NonNullable<FastifyServerOptions['schemaController']>
+type ValidatorFactory = NonNullable<NonNullable<SchemaController['compilersFactory']>['buildValidator']>
+
+interface Validator {
+  (data: unknown): unknown
+  errors?: FastifySchemaValidationError[] | null
+}
+
+// What Fastify passes and expects at run time (its declared types for this hook are Ajv's).
+type RouteValidatorCompiler = (route: FastifyRouteSchemaDef<unknown>) => Validator
+type RouteValidatorFactory = (externalSchemas: unknown, ajvOptions: unknown) => RouteValidatorCompiler
+
+// Fastify's own validator (Ajv, with the `ajv` options of buildApp), but parameters the spec
+// declares as numbers are read from their text first, exactly (src/int64/numeric-parameters.ts):
+// the validator itself converts nothing (coerceTypes is off), so that a body's "12" is not 12.
+const buildValidator: RouteValidatorFactory = (externalSchemas, ajvOptions) => {
+  const compile = (AjvCompiler() as unknown as RouteValidatorFactory)(externalSchemas, ajvOptions)
+  return (route) => {
+    const validate = compile(route)
+    const readNumbers = route.httpPart === 'body' ? undefined : numericParameterReader(route.schema)
+    if (readNumbers === undefined) return validate
+    const validateParameters: Validator = (parameters) => {
+      readNumbers(parameters as Record<string, unknown>)
+      const result = validate(parameters)
+      validateParameters.errors = validate.errors ?? null
+      return result
+    }
+    return validateParameters
+  }
+}
+
+export const buildRequestValidator = buildValidator as unknown as ValidatorFactory
