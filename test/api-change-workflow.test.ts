@@ -5,6 +5,7 @@ import t, { type Test } from 'tap'
 import { parseDocument } from 'yaml'
 import { loadOpenApiDocument } from '../src/spec/openapi-document.js'
 import { buildTestApp } from './support/helper.js'
+import { type TestDatabase, testOnEveryBackend } from './support/test-databases.js'
 import { runCommand } from './support/run-command.js'
 
 // The backend team's loop, as the README tells it, on a copy of the project: edit openapi.yaml,
@@ -70,4 +71,36 @@ t.test('a change the handler must follow is a compile error that points at the h
   const typecheck = await npmRun(copy, 'typecheck')
   t.notOk(typecheck.ok, 'npm run typecheck fails')
   t.match(typecheck.output, /src\/handlers\/create-plant\.ts\(\d+,\d+\): error TS/, 'at the createPlant handler')
+})
+
+t.test('an optional property added to Plant is validated, stored, echoed, replayed and conflicted on, across a restart, with no code change', async (t) => {
+  const copy = copyProject(t)
+  editSpec(copy, (spec) => {
+    spec.setIn(['components', 'schemas', 'Plant', 'properties', 'color'], { description: 'The colour of its leaves.', type: 'string', maxLength: 32 })
+  })
+  t.ok((await npmRun(copy, 'generate')).ok, 'npm run generate')
+  const typecheck = await npmRun(copy, 'typecheck')
+  t.ok(typecheck.ok, `npm run typecheck passes with no code change${typecheck.ok ? '' : `:\n${typecheck.output}`}`)
+  const openApi = loadOpenApiDocument(join(copy, 'openapi.yaml'))
+
+  testOnEveryBackend(t, 'the same code, given the edited spec', async (t, database: TestDatabase) => {
+    const start = async (): Promise<Awaited<ReturnType<typeof buildTestApp>>> =>
+      buildTestApp(t, { DATABASE_URL: database.url }, { openApi })
+    const first = await start()
+    const created = await first.createPlant({ id: 1, name: 'Fern', color: 'green', size: 'undeclared' })
+    t.equal(created.statusCode, 200)
+    t.same(created.body, { name: 'Fern', color: 'green' }, 'the colour is echoed; the undeclared property is not')
+    t.equal((await first.createPlant({ id: 1, name: 'Fern', color: 'green' })).statusCode, 200, 'the same colour is a replay')
+    const tooLong = await first.createPlant({ id: 2, name: 'Fern', color: 'g'.repeat(33) })
+    t.same([tooLong.statusCode, (tooLong.body as { error: number }).error], [400, 40003], 'maxLength is enforced')
+    await first.app.close()
+
+    const restarted = await start()
+    const replay = await restarted.createPlant({ id: 1, name: 'Fern', color: 'green' })
+    t.same([replay.statusCode, replay.body], [200, { name: 'Fern', color: 'green' }], 'after a restart, the stored colour replays')
+    const conflict = await restarted.createPlant({ id: 1, name: 'Fern', color: 'red' })
+    t.same([conflict.statusCode, (conflict.body as { error: number }).error], [409, 40901], 'another colour is a conflict')
+    t.equal((await restarted.createPlant({ id: 1, name: 'Fern' })).statusCode, 409, 'and so is no colour')
+    t.same(await database.readStoredPlants(), [{ id: 1n, name: 'Fern', tag: null, color: 'green' }], 'the colour is stored, the undeclared property is not')
+  })
 })
