@@ -8,7 +8,7 @@ const authorization = `Bearer ${testToken}`
 
 t.test('an undeclared path is a 404 40401 with the Error body', async (t) => {
   const { send } = await buildTestApp(t)
-  for (const url of ['/nope', '/plants/1', '/plants/', '/PLANTS', '/healthz/', '/']) {
+  for (const url of ['/nope', '/plants/1/leaves', '/plant/1', '/PLANTS', '/healthz/', '/']) {
     for (const method of ['GET', 'POST'] as const) {
       const answer = await send({ method, url, headers: { authorization } })
       t.equal(answer.statusCode, 404, `${method} ${url}`)
