@@ -3,6 +3,7 @@ import type { LoadedOpenApiDocument } from '../spec/openapi-document.js'
 import type { PlantStore } from '../store/plant-store.js'
 import { getApiReferenceAssetHandler, getApiReferenceHandler } from './api-reference.js'
 import { createPlantHandler } from './create-plant.js'
+import { getPlantHandler } from './get-plant.js'
 import type { OperationHandlers } from './operation-handler.js'
 import {
   getHealthHandler, getOpenApiJsonHandler, getOpenApiYamlHandler, getReadinessHandler,
@@ -17,6 +18,7 @@ export interface HandlerDependencies {
 export function createOperationHandlers ({ store, openApi }: HandlerDependencies): OperationHandlers {
   return {
     createPlant: createPlantHandler(store, openApi),
+    getPlant: getPlantHandler(store),
     getHealth: getHealthHandler(),
     getReadiness: getReadinessHandler(store),
     getOpenApiJson: getOpenApiJsonHandler(openApi),

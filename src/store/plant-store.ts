@@ -19,6 +19,9 @@ export interface PlantStore {
   // the id is taken by a plant with another document, and with StoreUnavailableError when the
   // backend cannot be reached for now.
   createPlant (plant: PlantRow): Promise<CreatePlantOutcome>
+  // The plant stored under the id, or undefined when there is none. Rejects with
+  // StoreUnavailableError when the backend cannot be reached for now.
+  getPlant (id: bigint): Promise<PlantRow | undefined>
   // Resolves when the backend can serve requests; rejects with StoreUnavailableError otherwise.
   checkReady (): Promise<void>
   close (): Promise<void>

@@ -75,6 +75,25 @@ export function testPlantStoreContract (t: Test, openEmptyStore: (t: Test) => Pr
     t.equal((await store.createPlant(plantRow({ id: 7n, name: String(winners[0]) }))).created, false, 'the winner is stored')
   })
 
+  t.test('a stored plant is read back by its id; an id with no plant reads as undefined', async (t) => {
+    const store = await open(t)
+    const ids = [-(2n ** 63n), 2n ** 63n - 1n, 2n ** 53n, 2n ** 53n + 1n]
+    for (const id of ids) await store.createPlant(plantRow({ id, name: `plant ${id}`, tag: 'Ĉapelo 🌵' }))
+    for (const id of ids) {
+      const stored = await store.getPlant(id)
+      t.equal(stored?.id, id, `id ${id}`)
+      t.same(JSON.parse(stored?.document ?? 'null'), { name: `plant ${id}`, tag: 'Ĉapelo 🌵' }, `the document of ${id}`)
+    }
+    t.equal(await store.getPlant(7n), undefined)
+  })
+
+  t.test('a plant read back is the one first stored, not one refused as a conflict', async (t) => {
+    const store = await open(t)
+    await store.createPlant(plantRow({ id: 8n, name: 'Fern' }))
+    await t.rejects(store.createPlant(plantRow({ id: 8n, name: 'Palm' })), PlantConflictError)
+    t.same(await store.getPlant(8n), plantRow({ id: 8n, name: 'Fern' }), 'in the canonical form it was stored in')
+  })
+
   t.test('a ready store says so', async (t) => {
     const store = await open(t)
     await t.resolves(store.checkReady())

@@ -1,6 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import { parseIntoClientConfig } from 'pg-connection-string'
+import { canonicalJson } from '../../json/canonical-json.js'
+import { parseJsonExactly } from '../../json/parse-json-exactly.js'
 import { BatchedCreates, compareWithStored, type CreateResult } from '../group-commit.js'
 import { applyMigrations } from '../migrations.js'
 import type { CreatePlantOutcome, PlantRow, PlantStore } from '../plant-store.js'
@@ -39,6 +41,7 @@ ON CONFLICT (id) DO NOTHING RETURNING id::text AS id`
 // plans it afresh at every run: a plan cached while the table was new and small would read
 // with a sequential scan, slower with every plant stored until the table is next analysed.
 const selectDocuments = 'SELECT id::text AS id, document::text AS document FROM plants WHERE id = ANY($1::bigint[])'
+const selectDocument = 'SELECT document::text AS document FROM plants WHERE id = $1::bigint'
 const undefinedTable = '42P01'
 const selectReadiness = 'SELECT max(version) AS version, pg_is_in_recovery() AS in_recovery FROM schema_migrations'
 
@@ -152,6 +155,16 @@ export class PostgresPlantStore implements PlantStore {
     if (ids.length === 0) return
     const { rows } = await this.pool.query<{ id: string, document: string }>(selectDocuments, [ids])
     for (const { id, document } of rows) storedById.set(id, document)
+  }
+
+  // jsonb keeps a document its own way (its keys by length, spaces after colons): it is answered
+  // in the canonical form both backends store and echo.
+  async getPlant (id: bigint): Promise<PlantRow | undefined> {
+    if (this.closed) throw new StoreUnavailableError(1)
+    const { rows } = await this.translateErrors(() => this.onMigratedTables(() =>
+      this.pool.query<{ document: string }>({ name: 'select-plant', text: selectDocument, values: [id.toString()] })))
+    const [row] = rows
+    return row === undefined ? undefined : { id, document: canonicalJson(parseJsonExactly(row.document)) }
   }
 
   // Ready means migrated and connected to a server that takes writes (not a standby).

@@ -41,6 +41,7 @@ async function openDatabase (filename: string, busyTimeoutMs: number): Promise<D
 export class SqlitePlantStore implements PlantStore {
   private readonly creates: BatchedCreates
   private readonly readMigrationVersion: () => unknown
+  private readonly readDocument: (id: bigint) => string | undefined
 
   static async open ({ filename, busyTimeoutMs = 250 }: SqlitePlantStoreOptions): Promise<SqlitePlantStore> {
     return new SqlitePlantStore(await openDatabase(filename, busyTimeoutMs))
@@ -57,6 +58,7 @@ export class SqlitePlantStore implements PlantStore {
       if (insert.run(plant.id, plant.document).changes === 1) return 'created'
       return compareWithStored(plant, selectDocument.get(plant.id))
     }
+    this.readDocument = (id) => selectDocument.get(id)
     const commitCreates = database.transaction((plants: readonly PlantRow[]) => plants.map(insertOrCompare))
     // A failed transaction was rolled back whole. "Busy" or "disk full" is the store's state,
     // the same for every create in the batch; anything else may be one create's own.
@@ -74,6 +76,12 @@ export class SqlitePlantStore implements PlantStore {
 
   async createPlant (plant: PlantRow): Promise<CreatePlantOutcome> {
     return this.creates.create(plant)
+  }
+
+  async getPlant (id: bigint): Promise<PlantRow | undefined> {
+    if (!this.database.open) throw new StoreUnavailableError(1)
+    const document = this.translateErrors(() => this.readDocument(id))
+    return document === undefined ? undefined : { id, document }
   }
 
   async checkReady (): Promise<void> {
