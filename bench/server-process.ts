@@ -24,7 +24,7 @@ process.on('exit', () => {
 // going to logFile (as a deployed service's would, and so that reading it costs the load
 // generator nothing), and waits until the port accepts connections.
 export async function startServerProcess (
-  script: string, environment: Record<string, string>, logFile: string, nodeOptions: readonly string[] = [],
+  script: string, environment: Record<string, string>, logFile: string, nodeOptions: readonly string[] = []
 ): Promise<ServerProcess> {
   const port = await freePort()
   const log = openSync(logFile, 'w')

@@ -6,23 +6,30 @@ import { token68Source } from './auth/token68.js'
 // loadConfig refuses a bad value with the variable's name and what it accepts.
 export const ConfigSchema = Type.Object({
   PORT: Type.Integer({
-    minimum: 0, maximum: 65535, default: 3000,
+    minimum: 0,
+    maximum: 65535,
+    default: 3000,
     description: 'an integer from 0 to 65535',
   }),
   HOST: Type.String({
-    minLength: 1, default: '127.0.0.1',
+    minLength: 1,
+    default: '127.0.0.1',
     description: 'a host name or IP address to listen on',
   }),
   DATABASE_URL: Type.String({
-    pattern: '^(sqlite:.+|postgres(ql)?://.+)$', default: 'sqlite:./data/plants.db',
+    pattern: '^(sqlite:.+|postgres(ql)?://.+)$',
+    default: 'sqlite:./data/plants.db',
     description: '"sqlite:<path>" (the file and its folder are created on first start) or "postgres://user@host:port/database"',
   }),
   DATABASE_POOL_SIZE: Type.Integer({
-    minimum: 1, maximum: 1000, default: 10,
+    minimum: 1,
+    maximum: 1000,
+    default: 10,
     description: 'the most connections one instance opens to PostgreSQL, an integer from 1 to 1000',
   }),
   API_TOKENS: Type.String({
-    pattern: `^\\s*(${token68Source})?\\s*(,\\s*(${token68Source})?\\s*)*$`, default: '',
+    pattern: `^\\s*(${token68Source})?\\s*(,\\s*(${token68Source})?\\s*)*$`,
+    default: '',
     description: 'a comma-separated list of bearer tokens, each of A-Z a-z 0-9 - . _ ~ + / and then any "=" padding',
   }),
   LOG_LEVEL: Type.Union([
@@ -30,15 +37,20 @@ export const ConfigSchema = Type.Object({
     Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent'),
   ], { default: 'info', description: 'one of fatal, error, warn, info, debug, trace, silent' }),
   BASE_PATH: Type.String({
-    pattern: '^(/[A-Za-z0-9._~-]+)*$', default: '',
+    pattern: '^(/[A-Za-z0-9._~-]+)*$',
+    default: '',
     description: 'empty, or a path prefix such as /api/v1 (no trailing slash)',
   }),
   REQUEST_TIMEOUT: Type.Integer({
-    minimum: 100, maximum: 600_000, default: 30_000,
+    minimum: 100,
+    maximum: 600_000,
+    default: 30_000,
     description: 'the time in milliseconds a request may take to arrive in full, from 100 to 600000',
   }),
   BODY_LIMIT: Type.Integer({
-    minimum: 64, maximum: 10_485_760, default: 16_384,
+    minimum: 64,
+    maximum: 10_485_760,
+    default: 16_384,
     description: 'the largest accepted request body in bytes, an integer from 64 to 10485760',
   }),
 })

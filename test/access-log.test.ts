@@ -19,12 +19,18 @@ t.test('each request is logged once, when answered, with its id, status and time
   t.equal(completed.length, 2, 'one line per request')
   t.match(completed, [
     {
-      level: 30, reqId: created.headers.get('x-request-id'), req: { method: 'POST', url: '/plants' },
-      res: { statusCode: 200 }, responseTime: Number,
+      level: 30,
+      reqId: created.headers.get('x-request-id'),
+      req: { method: 'POST', url: '/plants' },
+      res: { statusCode: 200 },
+      responseTime: Number,
     },
     {
-      level: 30, reqId: refused.headers.get('x-request-id'), req: { method: 'POST', url: '/plants?[redacted]' },
-      res: { statusCode: 401 }, responseTime: Number,
+      level: 30,
+      reqId: refused.headers.get('x-request-id'),
+      req: { method: 'POST', url: '/plants?[redacted]' },
+      res: { statusCode: 401 },
+      responseTime: Number,
     },
   ])
   t.notMatch(server.output(), token, 'the token is never logged')

@@ -30,7 +30,7 @@ function expectFailure (
   statusCode: number,
   code: number,
   wwwAuthenticate: string,
-  label: string,
+  label: string
 ): void {
   t.equal(answer.statusCode, statusCode, `${label}: status`)
   t.match(answer.body, { error: code, message: String }, `${label}: error code`)

@@ -16,7 +16,11 @@ t.test('on one keep-alive connection, each request is judged on its own Authoriz
     new Promise((resolve, reject) => {
       const body = JSON.stringify({ id: ++id, name: 'Fern' })
       const sent = request({
-        agent, port, host: '127.0.0.1', method: 'POST', path: '/plants',
+        agent,
+        port,
+        host: '127.0.0.1',
+        method: 'POST',
+        path: '/plants',
         headers: { 'content-type': 'application/json', ...(authorization === undefined ? {} : { authorization }) },
       }, (response) => {
         let text = ''

@@ -19,6 +19,7 @@ type Edit = (spec: Document) => void
 let running = 0
 const waiting: Array<() => void> = []
 async function inTurn<T> (work: () => Promise<T>): Promise<T> {
+  // eslint-disable-next-line no-unmodified-loop-condition -- the other runs change it while this one waits
   while (running >= 2) await new Promise<void>((resolve) => waiting.push(resolve))
   running++
   try {

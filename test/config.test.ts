@@ -17,12 +17,27 @@ t.test('an empty environment gives the documented defaults', async (t) => {
 
 t.test('settings are read from their variables and converted to their types', async (t) => {
   const config = loadConfig({
-    PORT: '8080', HOST: '0.0.0.0', DATABASE_URL: 'sqlite:/var/lib/plants.db', DATABASE_POOL_SIZE: '20', API_TOKENS: 'a,b',
-    LOG_LEVEL: 'debug', BASE_PATH: '/api/v1', BODY_LIMIT: '1024', REQUEST_TIMEOUT: '5000', UNRELATED: 'ignored',
+    PORT: '8080',
+    HOST: '0.0.0.0',
+    DATABASE_URL: 'sqlite:/var/lib/plants.db',
+    DATABASE_POOL_SIZE: '20',
+    API_TOKENS: 'a,b',
+    LOG_LEVEL: 'debug',
+    BASE_PATH: '/api/v1',
+    BODY_LIMIT: '1024',
+    REQUEST_TIMEOUT: '5000',
+    UNRELATED: 'ignored',
   })
   t.same(config, {
-    PORT: 8080, HOST: '0.0.0.0', DATABASE_URL: 'sqlite:/var/lib/plants.db', DATABASE_POOL_SIZE: 20, API_TOKENS: 'a,b',
-    LOG_LEVEL: 'debug', BASE_PATH: '/api/v1', BODY_LIMIT: 1024, REQUEST_TIMEOUT: 5000,
+    PORT: 8080,
+    HOST: '0.0.0.0',
+    DATABASE_URL: 'sqlite:/var/lib/plants.db',
+    DATABASE_POOL_SIZE: 20,
+    API_TOKENS: 'a,b',
+    LOG_LEVEL: 'debug',
+    BASE_PATH: '/api/v1',
+    BODY_LIMIT: 1024,
+    REQUEST_TIMEOUT: 5000,
   })
 })
 

@@ -8,7 +8,7 @@ export function authenticationHook (
   app: FastifyInstance,
   document: OpenApiDocument,
   entry: OperationEntry,
-  securityHandlers: Readonly<Record<string, SecurityHandler>>,
+  securityHandlers: Readonly<Record<string, SecurityHandler>>
 ): onRequestHookHandler | undefined {
   const requirements = securityOf(document, entry.operation)
   if (requirements.length === 0 || requirements.some((requirement) => Object.keys(requirement).length === 0)) {

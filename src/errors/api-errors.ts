@@ -32,7 +32,7 @@ export class ApiError extends Error {
   constructor (
     readonly code: ErrorCode,
     message: string,
-    readonly headers: Readonly<Record<string, string>> = {},
+    readonly headers: Readonly<Record<string, string>> = {}
   ) {
     super(message)
     this.name = new.target.name

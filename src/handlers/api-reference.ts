@@ -27,7 +27,7 @@ export function getApiReferenceHandler (openApi: LoadedOpenApiDocument): Operati
 }
 
 export function getApiReferenceAssetHandler (
-  files: ReadonlyMap<string, ApiReferenceFile>,
+  files: ReadonlyMap<string, ApiReferenceFile>
 ): OperationHandler<operations['getApiReferenceAsset']> {
   return async function getApiReferenceAsset (request, reply) {
     const file = files.get(request.params.asset)

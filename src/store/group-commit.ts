@@ -1,3 +1,4 @@
+import { setImmediate as nextRoundOfTheEventLoop } from 'node:timers/promises'
 import { isSameJson } from '../json/canonical-json.js'
 import type { CreatePlantOutcome, PlantRow } from './plant-store.js'
 import { PlantConflictError, StoreUnavailableError } from './store-errors.js'
@@ -46,7 +47,7 @@ export class GroupCommit<Item, Outcome> {
 
   constructor (
     private readonly commitBatch: CommitBatch<Item, Outcome>,
-    private readonly options: GroupCommitOptions,
+    private readonly options: GroupCommitOptions
   ) {
     if (options.maxBatchSize < 1 || options.maxBatchesInFlight < 1 || options.maxGatherRounds < 1) {
       throw new RangeError('batch size, batches in flight and gather rounds must be at least 1')
@@ -125,7 +126,7 @@ export class GroupCommit<Item, Outcome> {
   // store's (not the write's) ends the retries: the writes left get it too.
   private async commitOneByOne (batch: ReadonlyArray<Waiting<Item, Outcome>>): Promise<void> {
     for (const [index, { item, resolve, reject }] of batch.entries()) {
-      await new Promise((next) => setImmediate(next))
+      await nextRoundOfTheEventLoop()
       try {
         const [outcome] = await this.commitBatch([item])
         if (outcome === undefined) throw new Error('a write committed with no outcome')

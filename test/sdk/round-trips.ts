@@ -100,8 +100,14 @@ const sdks: Sdk[] = [
       }))
       writeFileSync(join(consumer, 'tsconfig.json'), JSON.stringify({
         compilerOptions: {
-          target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: true,
-          typeRoots: [join(projectRoot, 'node_modules', '@types')], types: ['node'], outDir: 'dist',
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          skipLibCheck: true,
+          typeRoots: [join(projectRoot, 'node_modules', '@types')],
+          types: ['node'],
+          outDir: 'dist',
         },
         files: ['round-trip.ts'],
       }))

@@ -93,7 +93,7 @@ t.test('the batch statement reads no stored rows, whichever plan the server cach
   }
   const pool = poolOf(store)
   const planOf = async (): Promise<string> => {
-    const plan = await pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN EXECUTE "insert-plants"('{1}', ARRAY['{"name":"Fern"}']::jsonb[])`)
+    const plan = await pool.query<{ 'QUERY PLAN': string }>('EXPLAIN EXECUTE "insert-plants"(\'{1}\', ARRAY[\'{"name":"Fern"}\']::jsonb[])')
     return plan.rows.map((row) => row['QUERY PLAN']).join('\n')
   }
   const cachedPlan = await planOf()

@@ -41,7 +41,6 @@ function escape (part: string): string {
   return part.replaceAll('~', '~0').replaceAll('/', '~1')
 }
 
-
 // One request and its answer, however they were exchanged (inject or a raw socket).
 export interface Exchange {
   readonly method: string

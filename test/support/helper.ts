@@ -32,7 +32,7 @@ export interface CheckedResponse {
 export async function buildTestApp (
   t: Test,
   overrides: Partial<AppConfig> = {},
-  dependencies: AppDependencies = {},
+  dependencies: AppDependencies = {}
 ): Promise<TestApp> {
   const folder = mkdtempSync(join(tmpdir(), 'plant-store-test-'))
   t.teardown(() => rmSync(folder, { recursive: true, force: true }))

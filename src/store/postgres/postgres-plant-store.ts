@@ -99,7 +99,7 @@ export class PostgresPlantStore implements PlantStore {
     this.pool.on('error', (error) => onIdleConnectionError?.(error))
     this.creates = new BatchedCreates(
       async (plants) => this.translateErrors(() => this.onMigratedTables(() => this.insertOrCompare(plants))),
-      (error) => refusedByBatchStatement.has(error as object),
+      (error) => refusedByBatchStatement.has(error as object)
     )
   }
 
