@@ -1,7 +1,5 @@
+import { doubleOfJsonNumber, isJsonNumber } from '../json/parse-json-exactly.js'
 import { rememberNumberSource } from './number-sources.js'
-
-// The whole text of a JSON number: the grammar a number in a body must follow.
-const jsonNumber = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/
 
 interface ParameterListSchema {
   readonly properties?: Readonly<Record<string, { readonly type?: unknown }>>
@@ -18,11 +16,8 @@ export function numericParameterReader (schema: unknown): ((parameters: Record<s
   return (parameters) => {
     for (const name of numericNames) {
       const text = parameters[name]
-      if (typeof text !== 'string' || !jsonNumber.test(text)) continue
-      const value = Number(text)
-      // As in a body, a number beyond the doubles is the largest one of its sign, and its text
-      // tells its true value.
-      parameters[name] = Number.isFinite(value) ? value : Math.sign(value) * Number.MAX_VALUE
+      if (typeof text !== 'string' || !isJsonNumber(text)) continue
+      parameters[name] = doubleOfJsonNumber(text)
       rememberNumberSource(parameters, name, text)
     }
   }

@@ -11,10 +11,25 @@ import { rememberNumberSource } from '../int64/number-sources.js'
 export const maxNestingDepth = 64
 
 const forbiddenKeys = new Set(['__proto__', 'constructor'])
-const numberPattern = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y
+const jsonNumberGrammar = String.raw`-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?`
+const numberPattern = new RegExp(jsonNumberGrammar, 'y')
+const wholeNumberPattern = new RegExp(`^${jsonNumberGrammar}$`)
 
 export function parseJsonExactly (text: string): unknown {
   return new JsonReader(text).readDocument()
+}
+
+// Whether the whole text is a number as JSON writes one ("007", "+1" and " 1" are not).
+export function isJsonNumber (text: string): boolean {
+  return wholeNumberPattern.test(text)
+}
+
+// The double a JSON number stands for. JSON has no infinity: a number beyond the doubles (1e400)
+// becomes the largest finite double of its sign, and its source text tells its true value where
+// it matters.
+export function doubleOfJsonNumber (source: string): number {
+  const value = Number(source)
+  return Number.isFinite(value) ? value : Math.sign(value) * Number.MAX_VALUE
 }
 
 const escapes: Record<string, string> = {
@@ -149,10 +164,7 @@ class JsonReader {
     if (match === null) throw this.syntaxError('a JSON value')
     const source = match[0]
     this.position += source.length
-    // JSON has no infinity: a number beyond the doubles (1e400) becomes the largest finite
-    // double of its sign, and its source text tells its true value where it matters.
-    const value = Number(source)
-    return { value: Number.isFinite(value) ? value : Math.sign(value) * Number.MAX_VALUE, source }
+    return { value: doubleOfJsonNumber(source), source }
   }
 
   private readLiteral<T> (word: string, value: T): T {
