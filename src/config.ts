@@ -53,6 +53,42 @@ export const ConfigSchema = Type.Object({
     default: 16_384,
     description: 'the largest accepted request body in bytes, an integer from 64 to 10485760',
   }),
+  MAX_CONNECTIONS: Type.Integer({
+    minimum: 1,
+    maximum: 1_000_000,
+    default: 10_000,
+    description: 'the most client connections open at once, from 1 to 1000000; more are refused',
+  }),
+  MAX_UNANSWERED_REQUESTS: Type.Integer({
+    minimum: 1,
+    maximum: 1000,
+    default: 32,
+    description: 'the most requests one connection may have sent and not yet had answered (pipelining), from 1 to 1000; a connection that sends more is closed',
+  }),
+  RATE_LIMIT_WINDOW: Type.Integer({
+    minimum: 1,
+    maximum: 86_400,
+    default: 60,
+    description: 'the length in seconds of the window the rate limits count in, from 1 to 86400',
+  }),
+  RATE_LIMIT_PER_CREDENTIAL: Type.Integer({
+    minimum: 1,
+    maximum: 1_000_000_000,
+    default: 60_000,
+    description: 'the most requests to protected operations one credential may make in a window, from 1 to 1000000000',
+  }),
+  RATE_LIMIT_PER_ADDRESS: Type.Integer({
+    minimum: 1,
+    maximum: 1_000_000_000,
+    default: 6000,
+    description: 'the most requests to public operations (but /healthz and /readyz) one client address may make in a window, from 1 to 1000000000',
+  }),
+  RATE_LIMIT_FAILED_AUTH: Type.Integer({
+    minimum: 1,
+    maximum: 1_000_000_000,
+    default: 30,
+    description: 'the most failed authentications one client address may have in a window before its requests to protected operations are refused until the window ends, from 1 to 1000000000',
+  }),
 })
 
 export type Config = Static<typeof ConfigSchema>

@@ -12,6 +12,12 @@ t.test('an empty environment gives the documented defaults', async (t) => {
     BASE_PATH: '',
     BODY_LIMIT: 16_384,
     REQUEST_TIMEOUT: 30_000,
+    MAX_CONNECTIONS: 10_000,
+    MAX_UNANSWERED_REQUESTS: 32,
+    RATE_LIMIT_WINDOW: 60,
+    RATE_LIMIT_PER_CREDENTIAL: 60_000,
+    RATE_LIMIT_PER_ADDRESS: 6000,
+    RATE_LIMIT_FAILED_AUTH: 30,
   })
 })
 
@@ -26,6 +32,12 @@ t.test('settings are read from their variables and converted to their types', as
     BASE_PATH: '/api/v1',
     BODY_LIMIT: '1024',
     REQUEST_TIMEOUT: '5000',
+    MAX_CONNECTIONS: '500',
+    MAX_UNANSWERED_REQUESTS: '4',
+    RATE_LIMIT_WINDOW: '10',
+    RATE_LIMIT_PER_CREDENTIAL: '1000',
+    RATE_LIMIT_PER_ADDRESS: '100',
+    RATE_LIMIT_FAILED_AUTH: '5',
     UNRELATED: 'ignored',
   })
   t.same(config, {
@@ -38,6 +50,12 @@ t.test('settings are read from their variables and converted to their types', as
     BASE_PATH: '/api/v1',
     BODY_LIMIT: 1024,
     REQUEST_TIMEOUT: 5000,
+    MAX_CONNECTIONS: 500,
+    MAX_UNANSWERED_REQUESTS: 4,
+    RATE_LIMIT_WINDOW: 10,
+    RATE_LIMIT_PER_CREDENTIAL: 1000,
+    RATE_LIMIT_PER_ADDRESS: 100,
+    RATE_LIMIT_FAILED_AUTH: 5,
   })
 })
 
@@ -57,7 +75,8 @@ const badValues: Array<[string, string]> = [
   ['PORT', 'abc'], ['PORT', '70000'], ['PORT', '3000.5'], ['DATABASE_URL', 'mysql://localhost/plants'],
   ['DATABASE_URL', 'sqlite:'], ['DATABASE_URL', 'postgres:plants'],
   ['DATABASE_POOL_SIZE', '0'], ['DATABASE_POOL_SIZE', 'many'], ['LOG_LEVEL', 'loud'], ['BASE_PATH', 'api'], ['BASE_PATH', '/api/'],
-  ['BODY_LIMIT', '10'], ['BODY_LIMIT', 'lots'], ['REQUEST_TIMEOUT', '0'], ['API_TOKENS', 'a token with spaces;'],
+  ['BODY_LIMIT', '10'], ['BODY_LIMIT', 'lots'], ['REQUEST_TIMEOUT', '0'], ['MAX_CONNECTIONS', '0'], ['MAX_UNANSWERED_REQUESTS', '1001'], ['RATE_LIMIT_WINDOW', '0'],
+  ['RATE_LIMIT_FAILED_AUTH', 'few'], ['API_TOKENS', 'a token with spaces;'],
 ]
 for (const [name, value] of badValues) {
   t.test(`${name}=${value} stops start-up with a message naming ${name}`, async (t) => {

@@ -45,6 +45,14 @@ export async function buildTestApp (
     BASE_PATH: '',
     BODY_LIMIT: 16_384,
     REQUEST_TIMEOUT: 30_000,
+    MAX_CONNECTIONS: 10_000,
+    MAX_UNANSWERED_REQUESTS: 32,
+    // The tests send many bad credentials and requests from one address on purpose; the rate
+    // limit tests set their own.
+    RATE_LIMIT_WINDOW: 60,
+    RATE_LIMIT_PER_CREDENTIAL: 1_000_000,
+    RATE_LIMIT_PER_ADDRESS: 1_000_000,
+    RATE_LIMIT_FAILED_AUTH: 1_000_000,
     ...overrides,
   }
   const app = await buildApp(config, dependencies)
