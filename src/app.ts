@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto'
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import { createBearerAuth } from './auth/bearer-auth.js'
 import { type Config, parseTokenList } from './config.js'
 import { createOperationHandlers } from './handlers/operation-handlers.js'
 import { answerClientError } from './http/client-error-response.js'
+import { ConnectionGuard } from './http/connection-guard.js'
 import { AccessLog, serializeRequest } from './http/request-log.js'
 import { sendError } from './http/error-response.js'
 import errorResponses from './plugins/error-responses.js'
@@ -31,9 +32,18 @@ export interface AppDependencies {
 
 const clientRequestId = /^[A-Za-z0-9._:-]{1,128}$/
 
+// After SIGTERM, how long a keep-alive connection stays open while idle: a request its client sent
+// just before the signal still arrives and is answered.
+const shutdownIdleGraceMs = 1000
+
 export async function buildApp (config: AppConfig, dependencies: AppDependencies = {}): Promise<FastifyInstance> {
   const openApi = dependencies.openApi ?? loadOpenApiDocument()
-  const app = Fastify({
+  const connectionGuard = new ConnectionGuard({
+    maxConnections: config.MAX_CONNECTIONS,
+    maxUnansweredRequests: config.MAX_UNANSWERED_REQUESTS,
+    shutdownIdleGraceMs,
+  }, (): FastifyBaseLogger => app.log)
+  const app: FastifyInstance = Fastify({
     logger: {
       level: config.LOG_LEVEL,
       // Request lines are written by serializeRequest, which leaves out headers and query values
@@ -61,6 +71,10 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
     // Fastify's own 503 while closing has a body the spec does not declare; in-flight and
     // keep-alive requests are finished instead, and the store closes after them.
     return503OnClosing: false,
+    // The connection guard bounds each connection and closes idle ones gently on shutdown,
+    // where Fastify and Node would reset them at once.
+    serverFactory: connectionGuard.serverFactory,
+    forceCloseConnections: false,
     genReqId: (request) => {
       const sent = request.headers['x-request-id']
       return typeof sent === 'string' && clientRequestId.test(sent) ? sent : randomUUID()

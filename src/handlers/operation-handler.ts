@@ -8,18 +8,20 @@ type PathParameters<Operation> =
   Operation extends { parameters: { path: infer Path } } ? Path : Record<string, never>
 
 // A JSON body is the data the spec's schema describes, which Fastify serialises, or that data
-// already written as JSON (a stored document), sent as it is. Any other media type (a YAML
-// document, a page, a script) is the text itself, which the handler writes as it is.
+// already written as JSON (a stored document, or a fixed document serialised at start-up), sent
+// as it is. Any other media type (a YAML document, a page, a script) is the text or bytes
+// themselves, which the handler writes as they are.
 type SuccessBody<Operation> =
   Operation extends { responses: { 200: { content: infer Content } } }
-    ? Content extends { 'application/json': infer Json } ? Json | JsonText<Json> : string
+    ? Content extends { 'application/json': infer Json } ? Json | JsonText<Json> : string | Buffer
     : never
 
-// JSON text known to hold a Body: a stored document, which passed the spec's schema on its way in.
-export type JsonText<Body> = string & { readonly jsonTextOf?: Body }
+// JSON known to hold a Body: a stored document, which passed the spec's schema on its way in, or
+// a fixed document's bytes.
+export type JsonText<Body> = (string | Buffer) & { readonly jsonTextOf?: Body }
 
-// Sends JSON text as the response body as it is, without parsing it again to serialise it.
-export function sendJsonText<Body> (reply: FastifyReply, text: string): JsonText<Body> {
+// Sends JSON as the response body as it is, without parsing it again to serialise it.
+export function sendJsonText<Body> (reply: FastifyReply, text: string | Buffer): JsonText<Body> {
   reply.type('application/json; charset=utf-8')
   return text
 }

@@ -1,7 +1,7 @@
 import type { operations } from '../../generated/openapi.js'
 import type { LoadedOpenApiDocument } from '../spec/openapi-document.js'
 import type { PlantStore } from '../store/plant-store.js'
-import type { OperationHandler } from './operation-handler.js'
+import { type OperationHandler, sendJsonText } from './operation-handler.js'
 
 export function getHealthHandler (): OperationHandler<operations['getHealth']> {
   return async function getHealth () {
@@ -16,15 +16,20 @@ export function getReadinessHandler (store: PlantStore): OperationHandler<operat
   }
 }
 
+// The served documents are fixed for the life of the process: each is serialised once, here,
+// and every response sends the same bytes. Serialising per request let a client that pipelines
+// thousands of requests make the service build (and hold) thousands of copies.
 export function getOpenApiJsonHandler ({ document }: LoadedOpenApiDocument): OperationHandler<operations['getOpenApiJson']> {
-  return async function getOpenApiJson () {
-    return document
+  const json = Buffer.from(JSON.stringify(document))
+  return async function getOpenApiJson (request, reply) {
+    return sendJsonText(reply, json)
   }
 }
 
 export function getOpenApiYamlHandler ({ yamlText }: LoadedOpenApiDocument): OperationHandler<operations['getOpenApiYaml']> {
+  const yaml = Buffer.from(yamlText)
   return async function getOpenApiYaml (request, reply) {
     reply.type('application/yaml; charset=utf-8')
-    return yamlText
+    return yaml
   }
 }

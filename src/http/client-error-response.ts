@@ -6,13 +6,16 @@ import {
   type ApiError, HeaderFieldsTooLargeError, MalformedRequestError, RequestTimeoutError,
 } from '../errors/api-errors.js'
 import { commonResponseHeaders } from './common-headers.js'
+import { tooManyUnansweredRequestsCode } from './connection-guard.js'
 import { errorBody } from './error-response.js'
 
 // A request too malformed or too slow for Fastify to see (bad framing, oversized headers, the
 // request timeout) never reaches the error handler; it still gets the spec's Error body,
 // written straight to the socket.
 export function answerClientError (this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket): void {
-  if (error.code === 'ECONNRESET' || error.code === 'EPIPE' || !socket.writable) {
+  // A connection past MAX_UNANSWERED_REQUESTS (the connection guard logged it) is closed
+  // unanswered: an answer would queue behind the ones it is not reading.
+  if (error.code === 'ECONNRESET' || error.code === 'EPIPE' || error.code === tooManyUnansweredRequestsCode || !socket.writable) {
     socket.destroy()
     return
   }

@@ -2,24 +2,21 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ApiError } from '../errors/api-errors.js'
 import { commonResponseHeaders } from './common-headers.js'
 import { toApiError } from '../errors/to-api-error.js'
+import { recordFailure } from './request-log.js'
 
 export function errorBody (apiError: ApiError): { error: number, message: string } {
   return { error: apiError.code, message: apiError.message }
 }
 
 // The one way a failure leaves the service once Fastify has a request for it: mapped to the
-// spec's Error body, logged (5xx details go to the log only), with the common headers even
-// where Fastify's onSend hooks do not run (a URL that cannot be routed).
+// spec's Error body, told to the request's access line (5xx details go to the log only), with the
+// common headers even where Fastify's onSend hooks do not run (a URL that cannot be routed).
 export async function sendError (error: unknown, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const apiError = toApiError(error, request)
   // Answered before its body arrived (refused credentials, 404, 405, 413, 415): the connection
   // is closed, so the rest of the body is neither read nor answered a second time.
   if (!request.raw.complete) reply.header('connection', 'close')
-  if (apiError.statusCode >= 500) {
-    request.log.error({ err: error }, 'request failed')
-  } else {
-    request.log.info({ status: apiError.statusCode, code: apiError.code }, apiError.message)
-  }
+  recordFailure(reply, apiError, apiError.statusCode >= 500 ? error : undefined)
   return reply
     .code(apiError.statusCode)
     .headers({ ...commonResponseHeaders(request.id), ...apiError.headers })

@@ -1,4 +1,5 @@
 import { type FastifyReply, type FastifyRequest, LogController } from 'fastify'
+import type { ApiError } from '../errors/api-errors.js'
 
 // What a request log line says of the request. Query values are dropped: a caller may put a
 // token there even though the service ignores it, and logs must never hold one. Headers are
@@ -12,17 +13,35 @@ export function serializeRequest (request: FastifyRequest): Record<string, strin
   }
 }
 
-// One access line per request, once it is answered: the request (as above), its status, its
-// response time and, from the request's logger, its id. Fastify's own "incoming request" line
-// would double the logging cost of every request and tell nothing this line does not.
+interface Failure {
+  readonly failure: { readonly code: number, readonly message: string }
+  // What went wrong inside the service, for a 5xx only: the client's message never carries it.
+  readonly err?: unknown
+}
+
+const failures = new WeakMap<FastifyReply, Failure>()
+
+// The error an answer carries goes into its request's one access line, not a line of its own.
+export function recordFailure (reply: FastifyReply, apiError: ApiError, internalError?: unknown): void {
+  const failure = { code: apiError.code, message: apiError.message }
+  failures.set(reply, internalError === undefined ? { failure } : { failure, err: internalError })
+}
+
+// One access line per request, once it is answered, whatever the answer: the request (as above),
+// its status, its response time, the Error it was answered with if any and, from the request's
+// logger, its id. Fastify's own "incoming request" line would double the logging cost of every
+// request and tell nothing this line does not.
 export class AccessLog extends LogController {
   override incomingRequest (): void {}
 
   override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    const failure = failures.get(reply)
     if (error) {
-      reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored')
+      reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime, ...failure }, 'request errored')
+    } else if (failure?.err !== undefined) {
+      reply.log.error({ req: request, res: reply, responseTime: reply.elapsedTime, ...failure }, 'request failed')
     } else {
-      reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed')
+      reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime, ...failure }, 'request completed')
     }
   }
 }

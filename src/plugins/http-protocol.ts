@@ -37,8 +37,8 @@ async function httpProtocol (app: FastifyInstance, { requestTimeout }: HttpProto
     done(null, payload)
   })
 
-  // Node stops timing requests out once the server starts closing, so a client whose body
-  // stalls would hold shutdown open; its connection is cut after the usual time limit.
+  // The bound of shutdown: a connection still open REQUEST_TIMEOUT after it began (a body that
+  // stalls, an answer its client does not read) is cut.
   app.addHook('preClose', async () => {
     setTimeout(() => app.server.closeAllConnections(), requestTimeout).unref()
   })
