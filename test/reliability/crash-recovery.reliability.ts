@@ -97,7 +97,7 @@ t.test('SQLite: acknowledged creates survive SIGKILL of the service under load',
       integrityResults.add(integrity.join('; '))
       const findings = await checkRecovery(t, ledger, sqliteService(server, databaseFile))
       tally.add(load.counts, { ...findings, recovered: findings.recovered && integrity.join() === 'ok' })
-      t.comment(`round ${round}: ${describeRound(load.counts)}, ${findings.retried} retried`)
+      t.comment(`round ${round}: ${describeRound(load.counts, findings)}`)
     })
     if (!passed) break
   }
@@ -129,7 +129,7 @@ t.test('PostgreSQL: acknowledged creates survive SIGKILL of the service, and of 
       }
       const findings = await checkRecovery(t, ledger, service(server))
       tally.add(load.counts, findings)
-      t.comment(`round ${index + 1} (${killed} killed): ${describeRound(load.counts)}, ${findings.retried} retried`)
+      t.comment(`round ${index + 1} (${killed} killed): ${describeRound(load.counts, findings)}`)
     })
     if (!passed) break
   }

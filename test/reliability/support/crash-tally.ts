@@ -6,6 +6,7 @@ import type { RecoveryFindings } from './recovery-checks.js'
 export class CrashTally {
   private readonly totals: LoadCounts = { sent: 0, acknowledged: 0, refused: 0, unknown: 0, unexpected: 0 }
   private retried = 0
+  private storedUnacknowledged = 0
   private kills = 0
   private killsSurvived = 0
   private lost = 0
@@ -13,6 +14,7 @@ export class CrashTally {
   add (counts: LoadCounts, findings: RecoveryFindings): void {
     for (const key of Object.keys(this.totals) as Array<keyof LoadCounts>) this.totals[key] += counts[key]
     this.retried += findings.retried
+    this.storedUnacknowledged += findings.storedUnacknowledged
     this.kills++
     if (findings.recovered) this.killsSurvived++
     this.lost += findings.lost
@@ -21,11 +23,12 @@ export class CrashTally {
   report (t: Test, backend: string, extra = ''): void {
     const { sent, acknowledged, refused, unknown, unexpected } = this.totals
     t.comment(`${backend}: ${sent} requests sent, ${acknowledged} acknowledged, ${refused} refused, ${unknown} unknown, ` +
-      `${unexpected} unexpected; ${this.retried} plants retried after recovery; ${this.killsSurvived} of ${this.kills} kills survived; ` +
+      `${unexpected} unexpected; ${this.retried} plants retried after recovery (${this.storedUnacknowledged} of them stored already, though never acknowledged); ${this.killsSurvived} of ${this.kills} kills survived; ` +
       `${this.lost} acknowledged writes lost${extra}`)
   }
 }
 
-export function describeRound (counts: LoadCounts): string {
-  return `${counts.sent} sent, ${counts.acknowledged} acknowledged, ${counts.refused} refused, ${counts.unknown} unknown`
+export function describeRound (counts: LoadCounts, findings?: RecoveryFindings): string {
+  const retried = findings === undefined ? '' : `; ${findings.retried} plants retried (${findings.storedUnacknowledged} stored already, though never acknowledged)`
+  return `${counts.sent} sent, ${counts.acknowledged} acknowledged, ${counts.refused} refused, ${counts.unknown} unknown${retried}`
 }

@@ -7,8 +7,11 @@ import type { PlantLedger } from './plant-ledger.js'
 export interface RecoveryFindings {
   // Acknowledged plants missing from the database, or stored with another name or tag.
   readonly lost: number
-  // Plants retried because their request went unanswered or was refused.
+  // Plants retried because their request went unanswered or was refused...
   readonly retried: number
+  // ...and how many of those never acknowledged the database held already: their request failed
+  // after their commit.
+  readonly storedUnacknowledged: number
   // Whether every check of the round held.
   readonly recovered: boolean
 }
@@ -36,6 +39,9 @@ export async function checkRecovery (t: Test, ledger: PlantLedger, service: Reco
   t.same(strangers.slice(0, shownAtMost), [], `the database holds only plants sent, as sent (${stored.length} rows)`)
 
   const toRetry = ledger.plantsAwaitingRetry()
+  const storedIds = new Set(stored.map((row) => row.id))
+  const acknowledgedIds = new Set(ledger.acknowledgedPlants().map((plant) => plant.id))
+  const storedUnacknowledged = toRetry.filter((plant) => storedIds.has(plant.id) && !acknowledgedIds.has(plant.id)).length
   const answers = await sendEach(service.baseUrl, service.token, toRetry, retryConcurrency)
   const failedRetries = toRetry.flatMap((plant, index) =>
     ledger.recordRetry(plant, answers[index]!) === 'acknowledged' ? [] : [`plant ${plant.id}: ${describeAnswer(answers[index]!)}`])
@@ -47,7 +53,7 @@ export async function checkRecovery (t: Test, ledger: PlantLedger, service: Reco
 
   const recovered = lost.length === 0 && strangers.length === 0 && failedRetries.length === 0 &&
     lostAfterRetries.length === 0 && ledger.unexpectedAnswers().length === 0
-  return { lost: lost.length + lostAfterRetries.length, retried: toRetry.length, recovered }
+  return { lost: lost.length + lostAfterRetries.length, retried: toRetry.length, storedUnacknowledged, recovered }
 }
 
 function lostPlants (acknowledged: readonly Plant[], stored: readonly StoredPlantRow[]): string[] {
