@@ -53,7 +53,6 @@ async function killServiceUnderLoad (t: Test, server: RunningServer, load: Creat
   await load.finished()
   t.ok(inFlight > 0, `SIGKILL ${delayMs} ms after the first acknowledgement, with ${inFlight} creates in flight`)
   t.ok(load.counts.acknowledged > 0, `creates were acknowledged before the kill (${describeRound(load.counts)})`)
-  t.ok(load.counts.unknown > 0, 'and the creates in flight went unanswered')
 }
 
 // PostgreSQL is killed mid-load and started again after an outage; the service stays up, answers
@@ -101,6 +100,7 @@ t.test('SQLite: acknowledged creates survive SIGKILL of the service under load',
     })
     if (!passed) break
   }
+  assertKillsCutCreatesShort(t, tally)
   tally.report(t, 'SQLite', `; integrity_check: ${[...integrityResults].join(', ')}`)
 })
 
@@ -133,8 +133,16 @@ t.test('PostgreSQL: acknowledged creates survive SIGKILL of the service, and of 
     })
     if (!passed) break
   }
+  assertKillsCutCreatesShort(t, tally)
   tally.report(t, 'PostgreSQL')
 })
+
+// A round's creates in flight are the clients' view: a kill can come when the service has
+// answered every create it received and the answers wait, unread, on the clients' side. Over
+// all the rounds, though, kills must have cut creates short, or none hit a working service.
+function assertKillsCutCreatesShort (t: Test, tally: CrashTally): void {
+  t.ok(tally.totals.unknown > 0, `the kills left creates unanswered (${tally.totals.unknown})`)
+}
 
 function sqliteService (server: RunningServer, databaseFile: string): RecoveredService {
   return { baseUrl: server.baseUrl, token, readStoredPlants: async () => readStoredPlants(databaseFile) }

@@ -4,7 +4,7 @@ import type { RecoveryFindings } from './recovery-checks.js'
 
 // The figures of one backend's crash rounds, added up and shown once at the end.
 export class CrashTally {
-  private readonly totals: LoadCounts = { sent: 0, acknowledged: 0, refused: 0, unknown: 0, unexpected: 0 }
+  readonly totals: LoadCounts = { sent: 0, acknowledged: 0, refused: 0, unknown: 0, unexpected: 0 }
   private retried = 0
   private storedUnacknowledged = 0
   private kills = 0
