@@ -16,7 +16,9 @@ export async function sendError (error: unknown, request: FastifyRequest, reply:
   // Answered before its body arrived (refused credentials, 404, 405, 413, 415): the connection
   // is closed, so the rest of the body is neither read nor answered a second time.
   if (!request.raw.complete) reply.header('connection', 'close')
-  recordFailure(reply, apiError, apiError.statusCode >= 500 ? error : undefined)
+  // A 503 is declared and passes (the store is down for a moment): its code says all, where a
+  // stack trace per refused request would flood the log during an outage.
+  recordFailure(reply, apiError, apiError.statusCode >= 500 && apiError.statusCode !== 503 ? error : undefined)
   return reply
     .code(apiError.statusCode)
     .headers({ ...commonResponseHeaders(request.id), ...apiError.headers })

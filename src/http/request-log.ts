@@ -40,6 +40,8 @@ export class AccessLog extends LogController {
       reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime, ...failure }, 'request errored')
     } else if (failure?.err !== undefined) {
       reply.log.error({ req: request, res: reply, responseTime: reply.elapsedTime, ...failure }, 'request failed')
+    } else if (reply.statusCode >= 500) {
+      reply.log.warn({ req: request, res: reply, responseTime: reply.elapsedTime, ...failure }, 'request refused')
     } else {
       reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime, ...failure }, 'request completed')
     }
