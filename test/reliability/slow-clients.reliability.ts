@@ -69,5 +69,5 @@ t.test(`${slowClientsOfEachKind} slow-header and ${slowClientsOfEachKind} slow-b
   t.equal(timedOut.length, answers.length, 'every slow client got a 408 with the Error body')
   // Node looks for expired requests once a second (connectionsCheckingInterval).
   t.ok(latest < requestTimeoutMs + 2500, `all were cut within REQUEST_TIMEOUT plus the checking interval (${latest.toFixed(0)} ms)`)
-  t.ok(slowestNormal < 500, `a normal client was served throughout (slowest create ${slowestNormal.toFixed(1)} ms)`)
+  t.ok(slowestNormal < 1000, `a normal client was served throughout (slowest create ${slowestNormal.toFixed(1)} ms)`)
 })
