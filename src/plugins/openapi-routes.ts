@@ -30,6 +30,9 @@ async function openApiRoutes (app: FastifyInstance, options: OpenApiRoutesOption
     throw new Error(`openapi.yaml declares operations with no handler: ${missing.map(describeOperation).join(', ')}`)
   }
 
+  // Every request has the property, set by the security handler that accepts it, so that
+  // requests keep one shape.
+  app.decorateRequest('credential', null)
   await app.register(fastifyAuth)
   await app.register(openapiGlue, {
     specification: markRequestBodyStrings(markInt64Schemas(document)),
