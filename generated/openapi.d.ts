@@ -283,6 +283,23 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /**
+         * @description A rate limit refused the request, before its body was read: too many requests with this
+         *     credential (42901) or from this client address (42902), or too many failed authentications
+         *     from this client address (42903). Retry after the `Retry-After` header's seconds.
+         */
+        TooManyRequests: {
+            headers: {
+                /** @description Whole seconds until the window ends and the limit is lifted; at least 1, and the same as `RateLimit`'s `t`. */
+                "Retry-After": number;
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The body is larger than the service accepts. */
         ContentTooLarge: {
             headers: {
@@ -328,6 +345,18 @@ export interface components {
         "WWW-Authenticate": string;
         /** @description Seconds to wait before retrying. */
         "Retry-After": number;
+        /**
+         * @description What is left of the rate limit that refused the request, as `draft-ietf-httpapi-ratelimit-headers`
+         *     writes it: the policy's name (`per-credential`, `per-address` or `failed-auth`), `r` the
+         *     requests remaining in the window (none) and `t` the seconds until the window ends.
+         */
+        RateLimit: string;
+        /**
+         * @description The rate limit that refused the request, as `draft-ietf-httpapi-ratelimit-headers` writes
+         *     it: the policy's name, `q` the requests it allows in a window (failed authentications, for
+         *     `failed-auth`) and `w` the window in seconds. The service's settings decide both numbers.
+         */
+        "RateLimit-Policy": string;
     };
     pathItems: never;
 }
@@ -362,6 +391,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["ContentTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -397,6 +427,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -473,6 +504,7 @@ export interface operations {
             };
             400: components["responses"]["MalformedRequest"];
             408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -499,6 +531,7 @@ export interface operations {
             };
             400: components["responses"]["MalformedRequest"];
             408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -523,6 +556,7 @@ export interface operations {
             };
             400: components["responses"]["MalformedRequest"];
             408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -555,6 +589,7 @@ export interface operations {
             400: components["responses"]["InvalidParameter"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
         };

@@ -15,6 +15,7 @@ import plantStore from './plugins/plant-store.js'
 import responseHeaders from './plugins/response-headers.js'
 import unroutedRequests from './plugins/unrouted-requests.js'
 import { addExactInt64Keyword } from './int64/exact-int64-keyword.js'
+import { createRateLimits, type RateLimitTuning } from './rate-limit/rate-limits.js'
 import { addStorableTextKeyword } from './spec/storable-text.js'
 import { type LoadedOpenApiDocument, loadOpenApiDocument } from './spec/openapi-document.js'
 import { buildRequestValidator } from './spec/request-validator.js'
@@ -28,6 +29,8 @@ export interface AppDependencies {
   readonly store?: PlantStore
   // Defaults to the checked-in openapi.yaml.
   readonly openApi?: LoadedOpenApiDocument
+  // Defaults to the system clock and 100,000 keys per window; tests roll windows with a clock.
+  readonly rateLimitTuning?: Partial<RateLimitTuning>
 }
 
 const clientRequestId = /^[A-Za-z0-9._:-]{1,128}$/
@@ -105,6 +108,7 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
       basePath: config.BASE_PATH,
       handlers: createOperationHandlers({ store, openApi }),
       securityHandlers: { bearerAuth: createBearerAuth(parseTokenList(config.API_TOKENS)) },
+      rateLimits: createRateLimits(config, dependencies.rateLimitTuning),
     })
     await app.register(unroutedRequests, { openApi, basePath: config.BASE_PATH })
   } catch (error) {

@@ -17,6 +17,9 @@ export const ErrorCode = {
   conflict: 40901,
   contentTooLarge: 41301,
   unsupportedMediaType: 41501,
+  tooManyRequestsForCredential: 42901,
+  tooManyRequestsFromAddress: 42902,
+  tooManyFailedAuthentications: 42903,
   headerFieldsTooLarge: 43101,
   internal: 50001,
   storeUnavailable: 50301,
@@ -137,6 +140,37 @@ export class UnsupportedMediaTypeError extends ApiError {
   static forContentType (contentType: string | undefined): UnsupportedMediaTypeError {
     return new UnsupportedMediaTypeError(
       `the body must be application/json (charset utf-8), not ${contentType === undefined ? 'untyped' : JSON.stringify(contentType)}`)
+  }
+}
+
+export type RateLimitCode =
+  | typeof ErrorCode.tooManyRequestsForCredential
+  | typeof ErrorCode.tooManyRequestsFromAddress
+  | typeof ErrorCode.tooManyFailedAuthentications
+
+export interface RateLimitState {
+  // The policy's name in the RateLimit fields.
+  readonly policy: string
+  // Requests (or failed authentications) allowed in one window.
+  readonly quota: number
+  readonly windowSeconds: number
+  readonly secondsUntilReset: number
+}
+
+// A rate limit refused the request, before its body was read. The fields follow
+// draft-ietf-httpapi-ratelimit-headers (its latest draft, -10): RateLimit-Policy names the
+// policy with its quota (q) and window in seconds (w); RateLimit says what is left of it (r,
+// nothing) and the seconds until it is restored (t). Retry-After names the same moment, which
+// the draft asks it not to put before t.
+export class TooManyRequestsError extends ApiError {
+  constructor (code: RateLimitCode, exceeded: string, { policy, quota, windowSeconds, secondsUntilReset }: RateLimitState) {
+    super(code,
+      `${exceeded} (its limit is ${quota} per ${windowSeconds} seconds); ` +
+      `retry after ${secondsUntilReset} ${secondsUntilReset === 1 ? 'second' : 'seconds'}`, {
+        'retry-after': String(secondsUntilReset),
+        ratelimit: `"${policy}";r=0;t=${secondsUntilReset}`,
+        'ratelimit-policy': `"${policy}";q=${quota};w=${windowSeconds}`,
+      })
   }
 }
 

@@ -6,6 +6,7 @@ import type { SecurityHandler } from '../auth/bearer-auth.js'
 import { authenticationHook } from '../auth/operation-security.js'
 import { SchemaViolationError } from '../errors/api-errors.js'
 import { markInt64Schemas } from '../int64/exact-int64-keyword.js'
+import type { RateLimits } from '../rate-limit/rate-limits.js'
 import { describeOperation, listOperations, type LoadedOpenApiDocument } from '../spec/openapi-document.js'
 import { markRequestBodyStrings } from '../spec/storable-text.js'
 
@@ -15,12 +16,15 @@ export interface OpenApiRoutesOptions {
   readonly handlers: Readonly<Record<string, unknown>>
   // Keyed by the names of components.securitySchemes.
   readonly securityHandlers: Readonly<Record<string, SecurityHandler>>
+  readonly rateLimits: RateLimits
   readonly basePath: string
 }
 
 // The spec, not code, decides which routes exist, how each is validated and which are
 // protected: fastify-openapi-glue builds a route per operation, and each route's security
 // requirements become an onRequest hook, so credentials are checked before the body is read.
+// The rate limits are onRequest hooks too, on either side of it: per credential on a protected
+// operation, per client address on a public one.
 async function openApiRoutes (app: FastifyInstance, options: OpenApiRoutesOptions): Promise<void> {
   const { openApi: { document }, handlers, basePath } = options
   const operations = listOperations(document)
@@ -30,6 +34,9 @@ async function openApiRoutes (app: FastifyInstance, options: OpenApiRoutesOption
     throw new Error(`openapi.yaml declares operations with no handler: ${missing.map(describeOperation).join(', ')}`)
   }
 
+  // Every request has the property, set by the security handler that accepts it, so that
+  // requests keep one shape.
+  app.decorateRequest('credential', null)
   await app.register(fastifyAuth)
   await app.register(openapiGlue, {
     specification: markRequestBodyStrings(markInt64Schemas(document)),
@@ -41,11 +48,14 @@ async function openApiRoutes (app: FastifyInstance, options: OpenApiRoutesOption
       // serve it unprotected.
       if (entry === undefined) throw new Error(`fastify-openapi-glue asked for ${method} ${openapiPath}, which openapi.yaml does not declare`)
       const authenticate = authenticationHook(app, document, entry, options.securityHandlers)
+      const onRequest = authenticate === undefined
+        ? options.rateLimits.forPublicOperation(operationId)
+        : options.rateLimits.forProtectedOperation(authenticate)
       return {
         method,
         url: toFastifyPath(openapiPath),
         handler: handlers[operationId] as RouteHandlerMethod,
-        ...(authenticate === undefined ? {} : { onRequest: authenticate }),
+        ...(onRequest.length === 0 ? {} : { onRequest }),
         ...(entry.operation.requestBody?.required === true ? { preValidation: requireBody } : {}),
       }
     },

@@ -7,7 +7,9 @@ import { httpMethods, loadOpenApiDocument, pathTemplatePattern } from '../../src
 
 // Checks responses against openapi.yaml itself, never against a hand-copied schema: the status
 // must be declared for the operation (404 and 405 answer with the Error schema), the media
-// type must be one it declares, and the body must match the declared schema.
+// type must be one it declares, the body must match the declared schema, and, where the
+// response's headers are given, each header it declares required must be sent, and each it
+// declares must match its schema.
 
 const { document } = loadOpenApiDocument()
 const ajv = new Ajv2020({ strict: false, allErrors: true })
@@ -15,7 +17,8 @@ addFormats.default(ajv)
 ajv.addSchema(document, 'openapi')
 
 interface MediaType { schema?: unknown }
-interface ResponseObject { $ref?: string, content?: Record<string, MediaType> }
+interface HeaderObject { $ref?: string, required?: boolean, schema?: { type?: string } }
+interface ResponseObject { $ref?: string, content?: Record<string, MediaType>, headers?: Record<string, HeaderObject> }
 type Operation = { responses: Record<string, ResponseObject> }
 
 // Undeclared paths and methods have no operation to declare their 404 and 405; they answer with
@@ -48,6 +51,8 @@ export interface Exchange {
   readonly statusCode: number
   readonly contentType: string | undefined
   readonly bodyText: string
+  // Lowercase names, as Node gives them; when left out, headers are not checked.
+  readonly headers?: Readonly<Record<string, string | string[] | number | undefined>>
 }
 
 // Returns the parsed body (JSON or YAML; the text of any other media type) for further assertions.
@@ -58,6 +63,7 @@ export function assertMatchesSpec (t: Test, response: InjectResponse, basePath =
     statusCode: response.statusCode,
     contentType: response.headers['content-type']?.toString(),
     bodyText: response.body,
+    headers: response.headers,
   }, basePath)
 }
 
@@ -85,7 +91,27 @@ export function assertExchangeMatchesSpec (t: Test, exchange: Exchange, basePath
     responsePointer = responseObject.$ref
     responseObject = resolve(responsePointer) as ResponseObject
   }
+  checkHeaders(t, exchange, responseObject.headers ?? {}, `${responsePointer}/headers`)
   return checkBody(t, exchange, responseObject.content ?? {}, `${responsePointer}/content`)
+}
+
+function checkHeaders (t: Test, exchange: Exchange, declared: Record<string, HeaderObject>, headersPointer: string): void {
+  if (exchange.headers === undefined) return
+  for (const [name, reference] of Object.entries(declared)) {
+    const headerPointer = reference.$ref ?? `${headersPointer}/${escape(name)}`
+    const header = reference.$ref === undefined ? reference : resolve(reference.$ref) as HeaderObject
+    const value = exchange.headers[name.toLowerCase()]
+    if (value === undefined) {
+      if (header.required === true) t.fail(`the ${exchange.statusCode} response lacks the required ${name} header`)
+      continue
+    }
+    // A header is text; one whose schema is an integer is read as the digits it must be.
+    const text = String(value)
+    const parsed = header.schema?.type === 'integer' && /^-?\d+$/.test(text) ? Number(text) : text
+    const validate = validatorFor(`${headerPointer}/schema`)
+    const valid = validate(parsed)
+    t.ok(valid, `the ${exchange.statusCode} response's ${name}: ${text} matches its schema${valid ? '' : ': ' + ajv.errorsText(validate.errors)}`)
+  }
 }
 
 // The declared path a concrete one falls under: itself, or a template such as /docs/{asset},
