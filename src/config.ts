@@ -62,7 +62,7 @@ export const ConfigSchema = Type.Object({
   MAX_UNANSWERED_REQUESTS: Type.Integer({
     minimum: 1,
     maximum: 1000,
-    default: 32,
+    default: 16,
     description: 'the most requests one connection may have sent and not yet had answered (pipelining), from 1 to 1000; a connection that sends more is closed',
   }),
   RATE_LIMIT_WINDOW: Type.Integer({

@@ -13,7 +13,7 @@ t.test('an empty environment gives the documented defaults', async (t) => {
     BODY_LIMIT: 16_384,
     REQUEST_TIMEOUT: 30_000,
     MAX_CONNECTIONS: 10_000,
-    MAX_UNANSWERED_REQUESTS: 32,
+    MAX_UNANSWERED_REQUESTS: 16,
     RATE_LIMIT_WINDOW: 60,
     RATE_LIMIT_PER_CREDENTIAL: 60_000,
     RATE_LIMIT_PER_ADDRESS: 6000,

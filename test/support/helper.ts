@@ -46,7 +46,7 @@ export async function buildTestApp (
     BODY_LIMIT: 16_384,
     REQUEST_TIMEOUT: 30_000,
     MAX_CONNECTIONS: 10_000,
-    MAX_UNANSWERED_REQUESTS: 32,
+    MAX_UNANSWERED_REQUESTS: 16,
     // The tests send many bad credentials and requests from one address on purpose; the rate
     // limit tests set their own.
     RATE_LIMIT_WINDOW: 60,

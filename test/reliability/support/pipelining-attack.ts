@@ -11,14 +11,30 @@ export interface PipeliningAttack {
 
 const attacker = join(import.meta.dirname, 'pipelining-attacker.ts')
 
-// The attack from a process of its own, with the test's TypeScript loader (process.execArgv).
-export async function runPipeliningAttack (port: number, attack: PipeliningAttack): Promise<void> {
+export interface StartedAttack {
+  // Starts the attack; resolves when the attacker has let its connections go.
+  readonly run: () => Promise<void>
+}
+
+// The attacker, started in a process of its own with the test's TypeScript loader
+// (process.execArgv) and waiting for run().
+export async function prepareAttack (port: number, attack: PipeliningAttack): Promise<StartedAttack> {
   const child = spawn(process.execPath, [
     ...process.execArgv, attacker, String(port), String(attack.connections), String(attack.requestsPerConnection),
     JSON.stringify(attack.request), String(attack.holdMs),
-  ], { stdio: ['ignore', 'ignore', 'inherit'] })
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve))
-  if (code !== 0) throw new Error(`the attacking process exited with ${code}`)
+  ], { stdio: ['pipe', 'pipe', 'inherit'] })
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.once('data', () => resolve())
+    void exited.then((code) => reject(new Error(`the attacking process exited with ${code} before it was ready`)))
+  })
+  return {
+    run: async () => {
+      child.stdin.end('go\n')
+      const code = await exited
+      if (code !== 0) throw new Error(`the attacking process exited with ${code}`)
+    },
+  }
 }
 
 export function pipelinedGet (path: string): string {

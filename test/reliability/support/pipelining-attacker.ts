@@ -3,9 +3,13 @@ import { connect, type Socket } from 'node:net'
 // Run as its own process (see pipelining-attack.ts), so that the attack's own work does not
 // slow the test's health probe: clients that write thousands of pipelined requests in one go
 // and never read the answers. Arguments: port, connections, requests per connection, the request
-// as JSON text, and how long to hold the connections open in milliseconds.
+// as JSON text, and how long to hold the connections open in milliseconds. It says "ready" once
+// started and attacks when its standard input says "go", so that its start-up is not measured.
 const [port, connections, requestsPerConnection, requestJson, holdMs] = process.argv.slice(2)
 const payload = Buffer.from((JSON.parse(requestJson ?? '""') as string).repeat(Number(requestsPerConnection)))
+process.stdout.write('ready\n')
+await new Promise((resolve) => process.stdin.once('data', resolve))
+process.stdin.pause()
 
 const sockets: Socket[] = []
 await Promise.all(Array.from({ length: Number(connections) }, async () => {
