@@ -69,11 +69,14 @@ export const tooManyUnansweredRequestsCode = 'HPE_CB_HEADERS_COMPLETE'
 // is lowered just before Node's own close listener and put back just after it.
 function withoutStackTraces (socket: Socket): void {
   let stackTraceLimit = Error.stackTraceLimit
+  const restore = (): void => { Error.stackTraceLimit = stackTraceLimit }
   socket.prependOnceListener('close', () => {
     stackTraceLimit = Error.stackTraceLimit
     Error.stackTraceLimit = 0
+    // Put back even if a listener between throws.
+    process.nextTick(restore)
   })
-  socket.once('close', () => { Error.stackTraceLimit = stackTraceLimit })
+  socket.once('close', restore)
 }
 
 export class ConnectionGuard {
