@@ -17,6 +17,10 @@ t.test('each request is logged once, when answered, with its id, status and time
   t.equal(lines.filter((line) => line.msg === 'incoming request').length, 0, 'no line before the answer')
   const completed = lines.filter((line) => line.msg === 'request completed')
   t.equal(completed.length, 2, 'one line per request')
+  for (const response of [created, refused]) {
+    const id = response.headers.get('x-request-id')
+    t.equal(lines.filter((line) => line.reqId === id).length, 1, `request ${response.status}: exactly one line, whatever its outcome`)
+  }
   t.match(completed, [
     {
       level: 30,
@@ -31,6 +35,7 @@ t.test('each request is logged once, when answered, with its id, status and time
       req: { method: 'POST', url: '/plants?[redacted]' },
       res: { statusCode: 401 },
       responseTime: Number,
+      failure: { code: 40101, message: String },
     },
   ])
   t.notMatch(server.output(), token, 'the token is never logged')
