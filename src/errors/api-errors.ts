@@ -29,6 +29,11 @@ export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode]
 
 // Every failure the service answers is one of these; the error handler turns it into the
 // spec's Error body, its status and its headers. Anything else becomes an InternalError.
+//
+// An ApiError is an answer, not a fault: its code says where it came from, and its stack trace
+// is never shown or logged (a fault's own error, logged with a 5xx, keeps its trace). So none is
+// captured: capturing one was most of the cost of refusing a request, which a flood of bad
+// tokens or pipelined requests makes the service do tens of thousands of times.
 export class ApiError extends Error {
   readonly statusCode: number
 
@@ -37,10 +42,21 @@ export class ApiError extends Error {
     message: string,
     readonly headers: Readonly<Record<string, string>> = {}
   ) {
-    super(message)
+    super(withoutStackTrace(message))
+    Error.stackTraceLimit = stackTraceLimit
     this.name = new.target.name
     this.statusCode = statusOf(code)
   }
+}
+
+let stackTraceLimit = Error.stackTraceLimit
+
+// Runs as super()'s argument is evaluated, just before Error's constructor captures the trace;
+// the constructor puts the limit back just after.
+function withoutStackTrace (message: string): string {
+  stackTraceLimit = Error.stackTraceLimit
+  Error.stackTraceLimit = 0
+  return message
 }
 
 export function statusOf (code: ErrorCode): number {
