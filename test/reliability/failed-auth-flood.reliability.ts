@@ -1,6 +1,7 @@
-import { Agent, request } from 'node:http'
+import { Agent } from 'node:http'
 import t from 'tap'
 import { startServer } from '../support/running-server.js'
+import { postFrom } from './support/plant-requests.js'
 import { watchMemory } from './support/process-memory.js'
 
 // A password-guessing loop: 20,000 requests with wrong tokens from one address. Before rate
@@ -10,19 +11,9 @@ const guesses = 20_000
 const concurrency = 32
 const failedAuthLimit = 30
 
-interface Answer { readonly status: number, readonly retryAfter?: string | undefined }
-
-function post (agent: Agent, port: number, localAddress: string, bearer: string, id: number): Promise<Answer> {
-  const body = JSON.stringify({ id, name: 'Guess' })
-  const headers = { authorization: `Bearer ${bearer}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }
-  return new Promise((resolve, reject) => {
-    const sent = request({ host: '127.0.0.1', port, localAddress, path: '/plants', method: 'POST', agent, headers }, (response) => {
-      response.resume()
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, retryAfter: response.headers['retry-after'] }))
-    })
-    sent.on('error', reject)
-    sent.end(body)
-  })
+async function post (agent: Agent, port: number, localAddress: string, bearer: string, id: number): Promise<{ status: number, retryAfter: string | undefined }> {
+  const { status, headers } = await postFrom(localAddress, port, bearer, JSON.stringify({ id, name: 'Guess' }), agent)
+  return { status, retryAfter: headers['retry-after'] }
 }
 
 t.test(`${guesses} wrong tokens from one address are stopped after RATE_LIMIT_FAILED_AUTH; other addresses are not`, async (t) => {

@@ -1,4 +1,4 @@
-import { Agent, request } from 'node:http'
+import { Agent, type IncomingHttpHeaders, request } from 'node:http'
 import { isDeepStrictEqual } from 'node:util'
 
 export interface Plant {
@@ -93,4 +93,20 @@ export async function sendEach (baseUrl: string, token: string, plants: readonly
   } finally {
     agent.destroy()
   }
+}
+
+// POST /plants from a chosen local address (all of 127.0.0.0/8 is this machine), for tests that
+// tell clients apart by their address. Rejects when the connection fails.
+export async function postFrom (
+  localAddress: string, port: number, bearer: string, body: string, agent?: Agent
+): Promise<{ readonly status: number, readonly headers: IncomingHttpHeaders }> {
+  const headers = { authorization: `Bearer ${bearer}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }
+  return new Promise((resolve, reject) => {
+    const sent = request({ host: '127.0.0.1', port, localAddress, path: '/plants', method: 'POST', headers, ...(agent === undefined ? {} : { agent }) }, (response) => {
+      response.resume()
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers }))
+    })
+    sent.on('error', reject)
+    sent.end(body)
+  })
 }
