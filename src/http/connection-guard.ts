@@ -47,22 +47,6 @@ interface HttpParser { onIncoming: OnIncoming | null }
 // service's clientError handler closes it without an answer.
 export const tooManyUnansweredRequestsCode = 'HPE_CB_HEADERS_COMPLETE'
 
-// The HTTP server under Fastify, with what Node's own does not bound:
-// - Pipelining. Node parses every request a read brings (64 KiB: over a thousand small
-//   requests) at once, and answers them in order, holding each until those before it are
-//   written. Node stops reading a connection whose answers are not being read, but only after
-//   the whole read is parsed: 170 such connections blocked the event loop for 1.7 s and held
-//   gigabytes. Here a connection's parser stops at the request that would make more than
-//   maxUnansweredRequests unanswered, before Node builds anything for it, and the connection
-//   is closed; the rest of its requests are dropped unanswered (RFC 9112 §9.3.2 lets its
-//   client retry them on a new connection). And a request pipelined behind another on its
-//   connection, or read in a burst of more than immediateRequestsPerTurn, waits in a backlog
-//   that is worked through a few milliseconds at a time, so that 170 connections' worth of
-//   requests cannot keep other clients from the event loop.
-// - Shutdown. Node's close() resets idle keep-alive connections at once, so a request a client
-//   sent a moment before, still in flight, is lost. Here closing stops new connections, answers
-//   every request that arrives with `Connection: close`, and closes a connection only once it
-//   has been idle for shutdownIdleGraceMs.
 // When a connection closes, Node aborts each request still unanswered on it with an error whose
 // stack trace it captures: a tenth of the work a burst of overflowing connections costs. For
 // such a connection, whose requests nobody will read about, the traces are left out: the limit
@@ -79,6 +63,22 @@ function withoutStackTraces (socket: Socket): void {
   socket.once('close', restore)
 }
 
+// The HTTP server under Fastify, with what Node's own does not bound:
+// - Pipelining. Node parses every request a read brings (64 KiB: over a thousand small
+//   requests) at once, and answers them in order, holding each until those before it are
+//   written. Node stops reading a connection whose answers are not being read, but only after
+//   the whole read is parsed: 170 such connections blocked the event loop for 1.7 s and held
+//   gigabytes. Here a connection's parser stops at the request that would make more than
+//   maxUnansweredRequests unanswered, before Node builds anything for it, and the connection
+//   is closed; the rest of its requests are dropped unanswered (RFC 9112 §9.3.2 lets its
+//   client retry them on a new connection). And a request pipelined behind another on its
+//   connection, or read in a burst of more than immediateRequestsPerTurn, waits in a backlog
+//   that is worked through a few milliseconds at a time, so that 170 connections' worth of
+//   requests cannot keep other clients from the event loop.
+// - Shutdown. Node's close() resets idle keep-alive connections at once, so a request a client
+//   sent a moment before, still in flight, is lost. Here closing stops new connections, answers
+//   every request that arrives with `Connection: close`, and closes a connection only once it
+//   has been idle for shutdownIdleGraceMs.
 export class ConnectionGuard {
   readonly #limits: ConnectionLimits
   readonly #log: () => FastifyBaseLogger
