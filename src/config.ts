@@ -1,6 +1,14 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
+import { jwtConfigProblems } from './auth/jwt-settings.js'
 import { token68Source } from './auth/token68.js'
+
+// Asymmetric algorithms only: with an HMAC algorithm allowed, a token signed with the
+// identity provider's public key as an HMAC secret would verify.
+export const asymmetricJwtAlgorithms = [
+  'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519',
+] as const
+const jwtAlgorithmsSource = asymmetricJwtAlgorithms.join('|')
 
 // Every setting, described once. The README's configuration table follows this schema, and
 // loadConfig refuses a bad value with the variable's name and what it accepts.
@@ -31,6 +39,46 @@ export const ConfigSchema = Type.Object({
     pattern: `^\\s*(${token68Source})?\\s*(,\\s*(${token68Source})?\\s*)*$`,
     default: '',
     description: 'a comma-separated list of bearer tokens, each of A-Z a-z 0-9 - . _ ~ + / and then any "=" padding',
+  }),
+  TOKEN_CACHE_TTL: Type.Integer({
+    minimum: 0,
+    maximum: 3600,
+    default: 5,
+    description: 'how many seconds an instance trusts what it last read of a managed token, from 0 to 3600: a revocation takes effect on every instance within this time',
+  }),
+  JWT_ISSUER: Type.String({
+    default: '',
+    description: "empty (no JWTs), or the issuer (`iss`) a JWT must name: the identity provider's issuer URL",
+  }),
+  JWT_AUDIENCE: Type.String({
+    default: '',
+    description: 'empty (no JWTs), or the audience (`aud`) a JWT must name: the identifier the identity provider gives this service',
+  }),
+  JWT_JWKS_URL: Type.String({
+    pattern: '^(https://.+|http://(127\\.[0-9.]+|localhost|\\[::1\\])([:/].*)?)$',
+    default: '',
+    description: "empty, or the https:// URL of the identity provider's JWKS (http:// only on the loopback address)",
+  }),
+  JWT_JWKS_FILE: Type.String({
+    default: '',
+    description: 'empty, or the path of a local JWKS file (a JSON Web Key Set), read at start-up',
+  }),
+  JWT_JWKS_TIMEOUT: Type.Integer({
+    minimum: 100,
+    maximum: 60_000,
+    default: 5000,
+    description: 'how long in milliseconds a fetch of JWT_JWKS_URL may take before JWT callers get a 503, from 100 to 60000',
+  }),
+  JWT_CLOCK_TOLERANCE: Type.Integer({
+    minimum: 0,
+    maximum: 600,
+    default: 30,
+    description: 'the clock skew in seconds allowed when checking a JWT\'s exp and nbf, from 0 to 600',
+  }),
+  JWT_ALGORITHMS: Type.String({
+    pattern: `^\\s*(${jwtAlgorithmsSource})(\\s*,\\s*(${jwtAlgorithmsSource}))*\\s*$`,
+    default: 'RS256,ES256,EdDSA',
+    description: `a comma-separated list of the JWT signature algorithms accepted, of ${asymmetricJwtAlgorithms.join(', ')} (never none, nor an HMAC algorithm)`,
   }),
   LOG_LEVEL: Type.Union([
     Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'),
@@ -109,7 +157,11 @@ export function loadConfig (environment: Readonly<Record<string, string | undefi
     if (value !== undefined && value !== '') settings[name] = convert(value, schema)
   }
   const candidate = Value.Default(ConfigSchema, settings)
-  if (Value.Check(ConfigSchema, candidate)) return candidate
+  if (Value.Check(ConfigSchema, candidate)) {
+    const problems = jwtConfigProblems(candidate)
+    if (problems.length > 0) throw new ConfigError(problems)
+    return candidate
+  }
 
   const problems = new Map<string, string>()
   for (const error of Value.Errors(ConfigSchema, candidate)) {

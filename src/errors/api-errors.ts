@@ -23,6 +23,7 @@ export const ErrorCode = {
   headerFieldsTooLarge: 43101,
   internal: 50001,
   storeUnavailable: 50301,
+  identityProviderUnavailable: 50302,
 } as const
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode]
@@ -117,10 +118,13 @@ export class MissingCredentialsError extends ApiError {
   }
 }
 
+// The description says why (unknown, expired, revoked, badly signed, for another audience) in
+// the body and in the challenge's error_description (RFC 6750 section 3); it must not hold a
+// double quote or a backslash, and never holds the token.
 export class InvalidTokenError extends ApiError {
-  constructor () {
-    super(ErrorCode.invalidToken, 'the bearer token is not valid',
-      { 'www-authenticate': `${challenge}, error="invalid_token"` })
+  constructor (description = 'the bearer token is not valid') {
+    super(ErrorCode.invalidToken, description,
+      { 'www-authenticate': `${challenge}, error="invalid_token", error_description="${description}"` })
   }
 }
 
@@ -211,6 +215,16 @@ export class InternalError extends ApiError {
 export class ConflictResponseError extends ApiError {
   constructor (message: string) {
     super(ErrorCode.conflict, message)
+  }
+}
+
+// The identity provider's signing keys (JWT_JWKS_URL) could not be fetched: only a JWT caller
+// gets this, and may retry; a JWT is never accepted without its key.
+export class IdentityProviderUnavailableError extends ApiError {
+  constructor (retryAfterSeconds: number) {
+    super(ErrorCode.identityProviderUnavailable,
+      "the identity provider's signing keys could not be fetched; retry later",
+      { 'retry-after': String(retryAfterSeconds) })
   }
 }
 

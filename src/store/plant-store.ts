@@ -1,3 +1,5 @@
+import type { ApiTokenStore } from './api-token-store.js'
+
 // A plant as every backend keeps it: its id, a bigint because ids are int64 (a JavaScript number
 // would merge ids that differ only above 2^53), and its document: the canonical JSON text
 // (src/json/canonical-json.ts) of the properties openapi.yaml declares for a Plant. The store
@@ -15,6 +17,8 @@ export interface CreatePlantOutcome {
 
 // Every backend implements this and passes the shared contract suite in test/store/.
 export interface PlantStore {
+  // The managed API tokens, in the same database.
+  readonly apiTokens: ApiTokenStore
   // Stores the plant atomically, in one insert-or-compare. Rejects with PlantConflictError when
   // the id is taken by a plant with another document, and with StoreUnavailableError when the
   // backend cannot be reached for now.
