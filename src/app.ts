@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto'
+import fastifyAuth from '@fastify/auth'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
+import { createApiTokenVerifier } from './auth/api-token-verifier.js'
 import { createBearerAuth } from './auth/bearer-auth.js'
+import { createJwtVerifier } from './auth/jwt/jwt-verifier.js'
+import { createJwtTokenVerifier } from './auth/jwt-token-verifier.js'
+import { jwtSettingsOf } from './auth/jwt-settings.js'
+import { createManagedTokenVerifier } from './auth/managed-token-verifier.js'
+import type { TokenVerifier } from './auth/token-verifier.js'
 import { type Config, parseTokenList } from './config.js'
 import { createOperationHandlers } from './handlers/operation-handlers.js'
 import { answerClientError } from './http/client-error-response.js'
@@ -103,11 +110,12 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
     await app.register(responseHeaders)
     await app.register(httpProtocol, { requestTimeout: config.REQUEST_TIMEOUT })
     await app.register(jsonBody)
+    await app.register(fastifyAuth)
     await app.register(openApiRoutes, {
       openApi,
       basePath: config.BASE_PATH,
       handlers: createOperationHandlers({ store, openApi }),
-      securityHandlers: { bearerAuth: createBearerAuth(parseTokenList(config.API_TOKENS)) },
+      securityHandlers: { bearerAuth: createBearerAuth(app.auth, await tokenVerifiers(app, config, store)) },
       rateLimits: createRateLimits(config, dependencies.rateLimitTuning),
     })
     await app.register(unroutedRequests, { openApi, basePath: config.BASE_PATH })
@@ -117,4 +125,26 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
     throw error
   }
   return app
+}
+
+// The ways a bearer token is accepted, cheapest first: the tokens of API_TOKENS (if any), the
+// store's managed tokens (always), JWTs (when JWT_ISSUER is set).
+async function tokenVerifiers (app: FastifyInstance, config: AppConfig, store: PlantStore): Promise<TokenVerifier[]> {
+  const verifiers: TokenVerifier[] = []
+  const apiTokens = parseTokenList(config.API_TOKENS)
+  if (apiTokens.length > 0) verifiers.push(createApiTokenVerifier(apiTokens))
+  verifiers.push(createManagedTokenVerifier(store.apiTokens, {
+    cacheTtlMs: config.TOKEN_CACHE_TTL * 1000,
+    onRecordUseFailed: (error) => app.log.warn({ err: error }, "a managed token's last use could not be recorded"),
+  }))
+  const jwtSettings = jwtSettingsOf(config)
+  if (jwtSettings !== undefined) {
+    const jwt = await createJwtVerifier(jwtSettings, {
+      onKeysUnavailable: (error) => app.log.warn({ err: error }, "the identity provider's signing keys could not be fetched: JWT callers get 503"),
+    })
+    verifiers.push(createJwtTokenVerifier(jwt))
+    // Fetched once now, so that a wrong JWT_JWKS_URL is told at start; the service starts anyway.
+    app.addHook('onReady', async () => { void jwt.warmUp() })
+  }
+  return verifiers
 }

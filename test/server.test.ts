@@ -7,18 +7,34 @@ import { createPlant, serverScript, startServer } from './support/running-server
 
 const configuredToken = 'server-test-token-0123456789'
 
-t.test('with no API_TOKENS the service mints a token, prints it once with a warning, and accepts only it', async (t) => {
-  const server = await startServer(t, { DATABASE_URL: `sqlite:${t.testdir()}/plants.db` })
-  const printed = /API token: (\S+)/.exec(server.output())
-  t.ok(printed, 'the token is printed')
-  t.match(server.output(), /WARNING: API_TOKENS is not set.*\n.*stops working when the service restarts/)
-  t.equal(server.output().split(printed?.[1] ?? '').length - 1, 1, 'printed exactly once')
+t.test('with no credentials configured, the first start creates a managed token "default", shows it once, and it survives restarts', async (t) => {
+  const environment = { DATABASE_URL: `sqlite:${t.testdir()}/plants.db` }
+  const first = await startServer(t, environment)
+  const printed = /API token: (ps_[0-9A-Za-z]{38})\n/.exec(first.output())
+  t.ok(printed, 'a managed token is printed')
+  const token = printed?.[1] ?? ''
+  t.equal(first.output().split(token).length - 1, 1, 'printed exactly once')
+  t.match(first.output(), /named "default" was created/)
+  t.equal((await createPlant(first.baseUrl, token, { id: 1, name: 'Fern' })).status, 200)
+  t.equal((await createPlant(first.baseUrl, configuredToken, { id: 2, name: 'Fern' })).status, 401, 'no other token is accepted')
+  first.child.kill('SIGTERM')
+  t.equal(await first.exited, 0)
 
-  const created = await createPlant(server.baseUrl, printed?.[1] ?? '', { id: 1, name: 'Fern' })
-  t.equal(created.status, 200)
+  const second = await startServer(t, environment)
+  t.notMatch(second.output(), /API token:/, 'a later start prints no token')
+  t.notMatch(second.output(), /ps_[0-9A-Za-z]{38}/, 'nor any part of one')
+  t.match(second.output(), /1 active managed token\(s\).*\n.*npm run token -- create --name/, 'it says how to create another')
+  const created = await createPlant(second.baseUrl, token, { id: 1, name: 'Fern' })
+  t.equal(created.status, 200, 'the first start\'s token still works')
   t.same(await created.json(), { name: 'Fern' })
-  t.equal((await createPlant(server.baseUrl, configuredToken, { id: 2, name: 'Fern' })).status, 401)
+  second.child.kill('SIGTERM')
+  t.equal(await second.exited, 0)
+})
 
+t.test('with API_TOKENS set, no managed token is created and nothing is printed about one', async (t) => {
+  const server = await startServer(t, { DATABASE_URL: `sqlite:${t.testdir()}/plants.db`, API_TOKENS: configuredToken })
+  t.notMatch(server.output(), /API token:|managed token/)
+  t.equal((await createPlant(server.baseUrl, configuredToken, { id: 1, name: 'Fern' })).status, 200)
   server.child.kill('SIGTERM')
   t.equal(await server.exited, 0)
 })

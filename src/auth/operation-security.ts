@@ -1,6 +1,6 @@
 import type { FastifyInstance, onRequestHookHandler } from 'fastify'
 import { describeOperation, type OpenApiDocument, type OperationEntry, securityOf } from '../spec/openapi-document.js'
-import type { SecurityHandler } from './bearer-auth.js'
+import type { SecurityHandler } from './token-verifier.js'
 
 // An operation's security requirements as @fastify/auth sees them: any one requirement may
 // pass (OR), and every scheme inside it must (AND). `security: []` means a public operation.
@@ -19,5 +19,8 @@ export function authenticationHook (
     if (handler === undefined) throw new Error(`${describeOperation(entry)} requires security scheme ${scheme}, which has no handler`)
     return handler
   }))
+  const [onlyAlternative] = alternatives
+  // One scheme alone (the usual case) needs no composing: its handler is the hook.
+  if (alternatives.length === 1 && onlyAlternative?.length === 1) return onlyAlternative[0] as onRequestHookHandler
   return app.auth(alternatives)
 }

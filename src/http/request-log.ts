@@ -1,15 +1,16 @@
 import { type FastifyReply, type FastifyRequest, LogController } from 'fastify'
 import type { ApiError } from '../errors/api-errors.js'
 
-// What a request log line says of the request. Query values are dropped: a caller may put a
-// token there even though the service ignores it, and logs must never hold one. Headers are
-// not logged at all.
+// What a request log line says of the request, and who it authenticated as (a token's name, a
+// JWT's sub). Query values are dropped: a caller may put a token there even though the service
+// ignores it, and logs must never hold one. Headers are not logged at all.
 export function serializeRequest (request: FastifyRequest): Record<string, string | undefined> {
   const queryStart = request.url.indexOf('?')
   return {
     method: request.method,
     url: queryStart === -1 ? request.url : `${request.url.slice(0, queryStart)}?[redacted]`,
     remoteAddress: request.ip,
+    identity: request.identity?.key,
   }
 }
 

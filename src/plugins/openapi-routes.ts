@@ -1,8 +1,7 @@
-import fastifyAuth from '@fastify/auth'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteHandlerMethod } from 'fastify'
 import fp from 'fastify-plugin'
 import openapiGlue from 'fastify-openapi-glue'
-import type { SecurityHandler } from '../auth/bearer-auth.js'
+import type { SecurityHandler } from '../auth/token-verifier.js'
 import { authenticationHook } from '../auth/operation-security.js'
 import { SchemaViolationError } from '../errors/api-errors.js'
 import { markInt64Schemas } from '../int64/exact-int64-keyword.js'
@@ -36,8 +35,7 @@ async function openApiRoutes (app: FastifyInstance, options: OpenApiRoutesOption
 
   // Every request has the property, set by the security handler that accepts it, so that
   // requests keep one shape.
-  app.decorateRequest('credential', null)
-  await app.register(fastifyAuth)
+  app.decorateRequest('identity', null)
   await app.register(openapiGlue, {
     specification: markRequestBodyStrings(markInt64Schemas(document)),
     prefix: basePath,
@@ -77,5 +75,5 @@ function toFastifyPath (openapiPath: string): string {
 export default fp(openApiRoutes, {
   name: 'openapi-routes',
   fastify: '5.x',
-  dependencies: ['error-responses', 'response-headers', 'http-protocol', 'json-body'],
+  dependencies: ['error-responses', 'response-headers', 'http-protocol', 'json-body', '@fastify/auth'],
 })

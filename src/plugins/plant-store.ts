@@ -1,6 +1,13 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import type { ApiTokenStore } from '../store/api-token-store.js'
 import type { PlantStore } from '../store/plant-store.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    apiTokens: ApiTokenStore
+  }
+}
 
 export interface PlantStoreOptions {
   readonly store: PlantStore
@@ -10,6 +17,8 @@ export interface PlantStoreOptions {
 // app's: it closes after the server has stopped taking requests and the in-flight ones have
 // finished.
 async function plantStore (app: FastifyInstance, { store }: PlantStoreOptions): Promise<void> {
+  // For src/server.ts, which provisions the first managed token.
+  app.decorate('apiTokens', store.apiTokens)
   // A database that is not reachable yet does not stop start-up (requests get a 503 until it
   // is), but the operator is told at once rather than at the first failed request.
   app.addHook('onReady', async () => {

@@ -1,6 +1,6 @@
 import type { FastifyRequest, onRequestHookHandler } from 'fastify'
 import type { Config } from '../config.js'
-import { ErrorCode } from '../errors/api-errors.js'
+import { ApiError, ErrorCode } from '../errors/api-errors.js'
 import { addressKey } from './client-address.js'
 import { FixedWindowCounter } from './fixed-window-counter.js'
 import { RateLimitPolicy } from './rate-limit-policy.js'
@@ -60,7 +60,7 @@ export function createRateLimits (settings: RateLimitSettings, tuning: Partial<R
   const countingFailures = (authenticate: onRequestHookHandler): onRequestHookHandler =>
     function authenticateCountingFailures (request, reply, done) {
       authenticate.call(this, request, reply, (error) => {
-        if (error !== undefined && error !== null) failedAuth.counter.hit(addressKey(request.ip))
+        if (isRefusedCredential(error)) failedAuth.counter.hit(addressKey(request.ip))
         done(error)
       })
     }
@@ -79,8 +79,13 @@ export function createRateLimits (settings: RateLimitSettings, tuning: Partial<R
   }
 }
 
-// A security handler that accepts a request without naming its credential still has it counted,
+// A security handler that accepts a request without naming its identity still has it counted,
 // by the address it came from.
 function credentialKey (request: FastifyRequest): string {
-  return request.credential?.id ?? addressKey(request.ip)
+  return request.identity?.key ?? addressKey(request.ip)
+}
+
+// A 503 (the store or the identity provider unreachable) says nothing of the credentials.
+function isRefusedCredential (error: Error | undefined | null): boolean {
+  return error instanceof ApiError && (error.statusCode === 400 || error.statusCode === 401)
 }

@@ -1,0 +1,29 @@
+import { type ApiTokenStore, TokenNameTakenError } from '../store/api-token-store.js'
+import { issueManagedToken } from './issue-managed-token.js'
+
+export const defaultTokenName = 'default'
+
+export type DefaultTokenOutcome =
+  | { readonly created: true, readonly token: string }
+  | { readonly created: false, readonly activeTokens: number }
+
+// A service started with no credentials configured (no API_TOKENS, no JWT_ISSUER) accepts the
+// store's managed tokens only. On its first run, when the store has never held a token, one
+// named `default` is created; its digest is stored, so it keeps working across restarts, and the
+// token is handed back to be shown once. Later runs create nothing: tokens revoked on purpose are
+// not replaced behind the operator's back.
+export async function provisionDefaultToken (tokens: ApiTokenStore, now = new Date()): Promise<DefaultTokenOutcome> {
+  const stored = await tokens.list()
+  if (stored.length === 0) {
+    try {
+      const { token } = await issueManagedToken(tokens, { name: defaultTokenName, now })
+      return { created: true, token }
+    } catch (error) {
+      // Another instance starting on the same database created it first.
+      if (!(error instanceof TokenNameTakenError)) throw error
+    }
+  }
+  const active = (await tokens.list()).filter((token) =>
+    token.revokedAt === null && (token.expiresAt === null || token.expiresAt > now))
+  return { created: false, activeTokens: active.length }
+}

@@ -1,0 +1,20 @@
+import type { ApiTokenStore, StoredApiToken } from '../store/api-token-store.js'
+import { mintManagedToken } from './managed-token-format.js'
+import { tokenDigest } from './token-digest.js'
+
+export interface IssuedToken {
+  // The token itself: shown once to whoever asked for it, and kept nowhere.
+  readonly token: string
+  readonly stored: StoredApiToken
+}
+
+// Mints a managed token and stores its digest under `name`. Rejects with TokenNameTakenError when
+// a token not revoked has the name.
+export async function issueManagedToken (
+  tokens: ApiTokenStore,
+  { name, expiresAt = null, now = new Date() }: { name: string, expiresAt?: Date | null, now?: Date }
+): Promise<IssuedToken> {
+  const token = mintManagedToken()
+  const stored = await tokens.create({ name, digest: tokenDigest(token), createdAt: now, expiresAt })
+  return { token, stored }
+}

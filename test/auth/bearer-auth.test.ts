@@ -1,0 +1,98 @@
+import fastifyAuth from '@fastify/auth'
+import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify'
+import t from 'tap'
+import { createApiTokenVerifier } from '../../src/auth/api-token-verifier.js'
+import { createBearerAuth } from '../../src/auth/bearer-auth.js'
+import type { Identity } from '../../src/auth/identity.js'
+import { notMine, type TokenVerifier } from '../../src/auth/token-verifier.js'
+import { InvalidTokenError } from '../../src/errors/api-errors.js'
+
+// bearerAuth alone, on hand-made requests: which identity each header authenticates as, what a
+// connection's cache reuses, and which refusal wins when several verifiers are composed.
+
+const tokens = ['first-token-0123456789', 'second-token-9876543210'] as const
+
+type Authenticate = (authorization: string | undefined, connection?: object) => Promise<{ identity: Identity | null, error?: Error }>
+
+async function bearerAuthWith (verifiers: TokenVerifier[]): Promise<Authenticate> {
+  const app = Fastify()
+  await app.register(fastifyAuth)
+  const bearerAuth = createBearerAuth(app.auth, verifiers)
+  return async (authorization, connection = {}) => {
+    const request = { headers: { authorization }, raw: { socket: connection }, identity: null }
+    const reply = { raw: {}, code: () => reply }
+    const error = await new Promise<Error | undefined>((resolve) => {
+      bearerAuth(request as unknown as FastifyRequest, reply as unknown as FastifyReply, resolve)
+    })
+    return { identity: request.identity, ...(error === undefined || error === null ? {} : { error }) }
+  }
+}
+
+t.test('each API token is an identity of its own, named without the token', async (t) => {
+  const authenticate = await bearerAuthWith([createApiTokenVerifier(tokens)])
+  const first = (await authenticate(`Bearer ${tokens[0]}`)).identity
+  const second = (await authenticate(`Bearer ${tokens[1]}`)).identity
+  t.match(first?.key, /^api-token:[0-9a-f]{16}$/)
+  t.match(second?.key, /^api-token:[0-9a-f]{16}$/)
+  t.not(first?.key, second?.key)
+  for (const [token, identity] of [[tokens[0], first], [tokens[1], second]] as const) {
+    t.notOk(JSON.stringify(identity).includes(token.slice(0, 6)), 'no part of the token is in it')
+  }
+  t.equal((await authenticate(`bearer   ${tokens[0]}`)).identity?.key, first?.key, 'another spelling of the header, the same identity')
+})
+
+t.test('a refused request names no identity', async (t) => {
+  const authenticate = await bearerAuthWith([createApiTokenVerifier(tokens)])
+  for (const authorization of [undefined, 'Bearer unknown-token', 'Bearer', `Basic ${tokens[0]}`]) {
+    const { identity, error } = await authenticate(authorization)
+    t.ok(error, `${String(authorization)}: refused`)
+    t.equal(identity, null, `${String(authorization)}: no identity`)
+  }
+})
+
+t.test('on one connection, the cached header and a new one each name their own identity', async (t) => {
+  const authenticate = await bearerAuthWith([createApiTokenVerifier(tokens)])
+  const connection = {}
+  const fresh = (await authenticate(`Bearer ${tokens[0]}`, connection)).identity
+  const cached = (await authenticate(`Bearer ${tokens[0]}`, connection)).identity
+  t.equal(cached, fresh, 'the cached header: the same identity')
+  const other = (await authenticate(`Bearer ${tokens[1]}`, connection)).identity
+  t.not(other?.key, fresh?.key, 'another token on that connection: its own identity, not the cached one')
+  t.equal((await authenticate('Bearer unknown-token', connection)).identity, null, 'and a refused one: none')
+})
+
+t.test('a header is reused on its connection only until its verifier said it may have changed', async (t) => {
+  let verified = 0
+  const shortLived: TokenVerifier = (token) => {
+    if (token !== 'short-lived-token') return notMine
+    verified++
+    return { identity: { kind: 'token', name: 'short', key: 'token:short' }, reusableUntil: Date.now() + 100 }
+  }
+  const authenticate = await bearerAuthWith([shortLived])
+  const connection = {}
+  await authenticate('Bearer short-lived-token', connection)
+  await authenticate('Bearer short-lived-token', connection)
+  t.equal(verified, 1, 'reused while fresh')
+  await new Promise((resolve) => setTimeout(resolve, 150))
+  await authenticate('Bearer short-lived-token', connection)
+  t.equal(verified, 2, 'verified again once stale')
+})
+
+t.test('composed verifiers: the refusal of the verifier that knew the token wins, wherever it stands', async (t) => {
+  const expiring: TokenVerifier = (token) => token.startsWith('exp_') ? new InvalidTokenError('the token has expired') : notMine
+  const accepting: TokenVerifier = (token) => token === 'good'
+    ? { identity: { kind: 'token', name: 'good', key: 'token:good' }, reusableUntil: Number.POSITIVE_INFINITY }
+    : notMine
+  for (const order of [[expiring, accepting], [accepting, expiring]]) {
+    const authenticate = await bearerAuthWith(order)
+    t.match((await authenticate('Bearer exp_123')).error, { statusCode: 401, message: 'the token has expired' })
+    t.match((await authenticate('Bearer unknown')).error, { statusCode: 401, message: 'the bearer token is not valid' })
+    t.equal((await authenticate('Bearer good')).identity?.key, 'token:good')
+    t.match((await authenticate('Bearer')).error, { statusCode: 400 }, 'a malformed header is 400 whoever refuses it')
+    t.match((await authenticate(undefined)).error, { statusCode: 401, code: 40101 })
+  }
+  const failing: TokenVerifier = async () => { throw new Error('store down') }
+  const authenticate = await bearerAuthWith([failing, accepting])
+  t.equal((await authenticate('Bearer good')).identity?.key, 'token:good', 'a failing verifier does not stop another from accepting')
+  t.match((await authenticate('Bearer other')).error, { message: 'store down' }, 'and its failure is the answer when none accepts')
+})
