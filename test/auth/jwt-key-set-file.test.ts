@@ -5,7 +5,7 @@ import t from 'tap'
 import { createJwtVerifier } from '../../src/auth/jwt/jwt-verifier.js'
 import { ConfigError } from '../../src/config.js'
 import { InvalidTokenError } from '../../src/errors/api-errors.js'
-import { createSigningKey, keySetOf, settingsWith, signToken, testClock } from './support/signing-keys.js'
+import { createSigningKey, keySetOf, settingsWith, signToken, testClock } from '../support/signing-keys.js'
 
 // JWT_JWKS_FILE: read once when the verifier is created; a file that cannot serve stops start-up
 // with a message naming the setting.

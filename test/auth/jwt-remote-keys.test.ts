@@ -3,8 +3,8 @@ import { createJwtVerifier, type JwtVerifier } from '../../src/auth/jwt/jwt-veri
 import { JwksFetchError } from '../../src/auth/jwt/remote-key-set.js'
 import { ErrorCode, IdentityProviderUnavailableError, InvalidTokenError } from '../../src/errors/api-errors.js'
 import { freePort } from '../support/free-port.js'
-import { type JwksServer, startJwksServer } from './support/jwks-server.js'
-import { createSigningKey, keySetOf, settingsWith, signToken, testClock } from './support/signing-keys.js'
+import { type JwksServer, startJwksServer } from '../support/jwks-server.js'
+import { createSigningKey, keySetOf, settingsWith, signToken, testClock } from '../support/signing-keys.js'
 
 // JWT_JWKS_URL: the keys are fetched when first needed, kept 10 minutes, fetched again at once for
 // a kid they lack (at most once per 5 seconds), shared by concurrent callers; a JWKS that cannot

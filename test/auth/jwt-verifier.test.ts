@@ -2,10 +2,10 @@ import { CompactSign, exportSPKI, SignJWT } from 'jose'
 import t, { type Test } from 'tap'
 import { createJwtVerifier, type JwtVerifier, looksLikeJwt } from '../../src/auth/jwt/jwt-verifier.js'
 import { ErrorCode, InvalidTokenError } from '../../src/errors/api-errors.js'
-import { startJwksServer } from './support/jwks-server.js'
+import { startJwksServer } from '../support/jwks-server.js'
 import {
   audience, createSigningKey, encodeJson, handMadeToken, issuer, keySetOf, settingsWith, signToken, testClock,
-} from './support/signing-keys.js'
+} from '../support/signing-keys.js'
 
 // What a JWT must be to be accepted: signed by a key of the identity provider's JWKS with an
 // accepted algorithm, from its issuer, for this service, within its times, naming a subject. Each

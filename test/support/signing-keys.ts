@@ -1,7 +1,7 @@
 import {
   base64url, type CryptoKey, exportJWK, generateKeyPair, type JSONWebKeySet, type JWK, type JWTPayload, SignJWT,
 } from 'jose'
-import type { JwtSettings } from '../../../src/auth/jwt-settings.js'
+import type { JwtSettings } from '../../src/auth/jwt-settings.js'
 
 // An identity provider of the tests' own: key pairs made here, the JWKS that publishes them, and
 // the JWTs they sign.
