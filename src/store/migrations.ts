@@ -42,6 +42,37 @@ export const migrations: readonly Migration[] = [
                UPDATE plants SET document = jsonb_strip_nulls(jsonb_build_object('name', name, 'tag', tag));
                ALTER TABLE plants ALTER COLUMN document SET NOT NULL, DROP COLUMN name, DROP COLUMN tag`,
   },
+  {
+    // Managed API tokens (src/store/api-token-store.ts): the SHA-256 digest of each, never the
+    // token. A name is unique among the tokens not revoked, so a revoked token's name can be
+    // given again while the revoked one stays listed.
+    // SQLite keeps times as ISO-8601 UTC text to the millisecond, as schema_migrations does, so
+    // a person reading the file sees when a token expires. The CHECKs hold every time to the
+    // one fixed-width form Date.toISOString gives for years 0 to 9999, in which text order is
+    // time order: recordUse's `last_used_at < ?` and the list's ORDER BY compare text.
+    version: 3,
+    name: 'create api_tokens',
+    sqlite: `CREATE TABLE api_tokens (
+               id           INTEGER PRIMARY KEY,
+               name         TEXT NOT NULL,
+               digest       BLOB NOT NULL UNIQUE CHECK (length(digest) = 32),
+               created_at   TEXT NOT NULL CHECK (created_at IS strftime('%Y-%m-%dT%H:%M:%fZ', created_at)),
+               expires_at   TEXT CHECK (expires_at IS strftime('%Y-%m-%dT%H:%M:%fZ', expires_at)),
+               last_used_at TEXT CHECK (last_used_at IS strftime('%Y-%m-%dT%H:%M:%fZ', last_used_at)),
+               revoked_at   TEXT CHECK (revoked_at IS strftime('%Y-%m-%dT%H:%M:%fZ', revoked_at))
+             ) STRICT;
+             CREATE UNIQUE INDEX api_tokens_active_name ON api_tokens (name) WHERE revoked_at IS NULL`,
+    postgres: `CREATE TABLE api_tokens (
+                 id           bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                 name         text NOT NULL,
+                 digest       bytea NOT NULL UNIQUE CHECK (octet_length(digest) = 32),
+                 created_at   timestamptz NOT NULL,
+                 expires_at   timestamptz,
+                 last_used_at timestamptz,
+                 revoked_at   timestamptz
+               );
+               CREATE UNIQUE INDEX api_tokens_active_name ON api_tokens (name) WHERE revoked_at IS NULL`,
+  },
 ]
 
 // What the runner needs of a backend: one connection of its own, on which beginLocked starts

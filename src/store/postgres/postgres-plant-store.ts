@@ -3,10 +3,12 @@ import pg from 'pg'
 import { parseIntoClientConfig } from 'pg-connection-string'
 import { canonicalJson } from '../../json/canonical-json.js'
 import { parseJsonExactly } from '../../json/parse-json-exactly.js'
+import type { ApiTokenStore } from '../api-token-store.js'
 import { BatchedCreates, compareWithStored, type CreateResult } from '../group-commit.js'
 import { applyMigrations } from '../migrations.js'
 import type { CreatePlantOutcome, PlantRow, PlantStore } from '../plant-store.js'
 import { StoreUnavailableError, translateStoreError } from '../store-errors.js'
+import { PostgresApiTokenStore } from './postgres-api-token-store.js'
 import { isTransientPostgresError } from './postgres-errors.js'
 import { postgresMigrationConnection } from './postgres-migrations.js'
 
@@ -52,6 +54,7 @@ const selectReadiness = 'SELECT max(version) AS version, pg_is_in_recovery() AS 
 const sessionSettings = ['-c synchronous_commit=on', '-c default_transaction_isolation=read\\ committed']
 
 export class PostgresPlantStore implements PlantStore {
+  readonly apiTokens: ApiTokenStore
   private readonly connection: pg.ClientConfig
   private readonly statementTimeoutMs: number
   private readonly pool: pg.Pool
@@ -101,6 +104,7 @@ export class PostgresPlantStore implements PlantStore {
       async (plants) => this.translateErrors(() => this.onMigratedTables(() => this.insertOrCompare(plants))),
       (error) => refusedByBatchStatement.has(error as object)
     )
+    this.apiTokens = new PostgresApiTokenStore(async (query) => this.runQuery(query))
   }
 
   async createPlant (plant: PlantRow): Promise<CreatePlantOutcome> {
@@ -179,6 +183,12 @@ export class PostgresPlantStore implements PlantStore {
     this.closed = true
     await this.creates.close()
     await this.pool.end()
+  }
+
+  // A query of the token store, run as the plants' own are.
+  private async runQuery<Row extends pg.QueryResultRow> (query: pg.QueryConfig): Promise<pg.QueryResult<Row>> {
+    if (this.closed) throw new StoreUnavailableError(1)
+    return this.translateErrors(() => this.onMigratedTables(() => this.pool.query<Row>(query)))
   }
 
   // Runs the operation once the migrations are applied. When the tables are gone, the database

@@ -1,9 +1,11 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
+import type { ApiTokenStore } from '../api-token-store.js'
 import { BatchedCreates, compareWithStored, type CreateResult } from '../group-commit.js'
 import { applyMigrations } from '../migrations.js'
 import type { CreatePlantOutcome, PlantRow, PlantStore } from '../plant-store.js'
 import { StoreUnavailableError, translateStoreError } from '../store-errors.js'
+import { SqliteApiTokenStore } from './sqlite-api-token-store.js'
 import { Database, SqliteError } from './sqlite-driver.js'
 import { sqliteMigrationConnection } from './sqlite-migrations.js'
 
@@ -39,6 +41,7 @@ async function openDatabase (filename: string, busyTimeoutMs: number): Promise<D
 }
 
 export class SqlitePlantStore implements PlantStore {
+  readonly apiTokens: ApiTokenStore
   private readonly creates: BatchedCreates
   private readonly readMigrationVersion: () => unknown
   private readonly readDocument: (id: bigint) => string | undefined
@@ -72,6 +75,7 @@ export class SqlitePlantStore implements PlantStore {
     const migrationVersion = database.prepare('SELECT max(version) FROM schema_migrations').pluck()
     const readUnderWriteLock = database.transaction(() => migrationVersion.get())
     this.readMigrationVersion = () => readUnderWriteLock.immediate()
+    this.apiTokens = new SqliteApiTokenStore(database, (statement) => this.runTokenStatement(statement))
   }
 
   async createPlant (plant: PlantRow): Promise<CreatePlantOutcome> {
@@ -92,6 +96,13 @@ export class SqlitePlantStore implements PlantStore {
     if (!this.database.open) return
     await this.creates.close()
     this.database.close()
+  }
+
+  // A token statement runs in autocommit. In a transaction left open by a failed rollback its
+  // write would stay uncommitted, so then it is refused, as a batch of creates is.
+  private runTokenStatement<T> (statement: () => T): T {
+    if (!this.database.open || this.database.inTransaction) throw new StoreUnavailableError(1)
+    return this.translateErrors(statement)
   }
 
   private translateErrors<T> (operation: () => T): T {
