@@ -327,7 +327,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The store is unavailable for now. */
+        /** @description The store (50301), or for a JWT the identity provider's signing keys (50302), cannot be reached for now. */
         ServiceUnavailable: {
             headers: {
                 "Retry-After": components["headers"]["Retry-After"];
@@ -341,7 +341,10 @@ export interface components {
     parameters: never;
     requestBodies: never;
     headers: {
-        /** @description The RFC 6750 bearer challenge. */
+        /**
+         * @description The RFC 6750 bearer challenge, for example
+         *     `Bearer realm="plant-store", error="invalid_token", error_description="the token has expired"`.
+         */
         "WWW-Authenticate": string;
         /** @description Seconds to wait before retrying. */
         "Retry-After": number;

@@ -8,6 +8,14 @@ t.test('an empty environment gives the documented defaults', async (t) => {
     DATABASE_URL: 'sqlite:./data/plants.db',
     DATABASE_POOL_SIZE: 10,
     API_TOKENS: '',
+    TOKEN_CACHE_TTL: 5,
+    JWT_ISSUER: '',
+    JWT_AUDIENCE: '',
+    JWT_JWKS_URL: '',
+    JWT_JWKS_FILE: '',
+    JWT_JWKS_TIMEOUT: 5000,
+    JWT_CLOCK_TOLERANCE: 30,
+    JWT_ALGORITHMS: 'RS256,ES256,EdDSA',
     LOG_LEVEL: 'info',
     BASE_PATH: '',
     BODY_LIMIT: 16_384,
@@ -28,6 +36,13 @@ t.test('settings are read from their variables and converted to their types', as
     DATABASE_URL: 'sqlite:/var/lib/plants.db',
     DATABASE_POOL_SIZE: '20',
     API_TOKENS: 'a,b',
+    TOKEN_CACHE_TTL: '0',
+    JWT_ISSUER: 'https://id.example.com/',
+    JWT_AUDIENCE: 'plant-store',
+    JWT_JWKS_URL: 'https://id.example.com/jwks.json',
+    JWT_JWKS_TIMEOUT: '2000',
+    JWT_CLOCK_TOLERANCE: '10',
+    JWT_ALGORITHMS: 'ES256, EdDSA',
     LOG_LEVEL: 'debug',
     BASE_PATH: '/api/v1',
     BODY_LIMIT: '1024',
@@ -46,6 +61,14 @@ t.test('settings are read from their variables and converted to their types', as
     DATABASE_URL: 'sqlite:/var/lib/plants.db',
     DATABASE_POOL_SIZE: 20,
     API_TOKENS: 'a,b',
+    TOKEN_CACHE_TTL: 0,
+    JWT_ISSUER: 'https://id.example.com/',
+    JWT_AUDIENCE: 'plant-store',
+    JWT_JWKS_URL: 'https://id.example.com/jwks.json',
+    JWT_JWKS_FILE: '',
+    JWT_JWKS_TIMEOUT: 2000,
+    JWT_CLOCK_TOLERANCE: 10,
+    JWT_ALGORITHMS: 'ES256, EdDSA',
     LOG_LEVEL: 'debug',
     BASE_PATH: '/api/v1',
     BODY_LIMIT: 1024,
@@ -123,4 +146,23 @@ t.test('a refused setting does not repeat tokens or a database password', async 
     t.throws(() => loadConfig({ DATABASE_URL: url }), { message: `DATABASE_URL=${JSON.stringify(shown)} is not valid` }, url)
     t.throws(() => loadConfig({ DATABASE_URL: url }), { message: /^(?![\s\S]*hunter2)/ }, `${url}: no password`)
   }
+})
+
+t.test('a JWT configuration is whole or absent, and never admits none or an HMAC algorithm', async (t) => {
+  const jwt = { JWT_ISSUER: 'https://id.example.com/', JWT_AUDIENCE: 'plant-store', JWT_JWKS_FILE: './jwks.json' }
+  t.equal(loadConfig(jwt).JWT_ISSUER, 'https://id.example.com/', 'issuer, audience and one key source: accepted')
+  const refusals: Array<[Record<string, string>, RegExp]> = [
+    [{ ...jwt, JWT_AUDIENCE: '' }, /JWT_ISSUER and JWT_AUDIENCE must both be set/],
+    [{ JWT_JWKS_URL: 'https://id.example.com/jwks.json' }, /JWT_ISSUER and JWT_AUDIENCE must both be set/],
+    [{ ...jwt, JWT_JWKS_FILE: '' }, /exactly one of JWT_JWKS_URL and JWT_JWKS_FILE/],
+    [{ ...jwt, JWT_JWKS_URL: 'https://id.example.com/jwks.json' }, /exactly one of JWT_JWKS_URL and JWT_JWKS_FILE/],
+    [{ ...jwt, JWT_ALGORITHMS: 'HS256' }, /JWT_ALGORITHMS="HS256" is not valid/],
+    [{ ...jwt, JWT_ALGORITHMS: 'RS256,none' }, /JWT_ALGORITHMS="RS256,none" is not valid/],
+    [{ ...jwt, JWT_JWKS_FILE: '', JWT_JWKS_URL: 'http://id.example.com/jwks.json' }, /JWT_JWKS_URL=.* is not valid: expected .*https/],
+  ]
+  for (const [environment, message] of refusals) {
+    t.throws(() => loadConfig(environment), { name: 'ConfigError', message }, JSON.stringify(environment))
+  }
+  t.equal(loadConfig({ ...jwt, JWT_JWKS_FILE: '', JWT_JWKS_URL: 'http://127.0.0.1:8080/jwks.json' }).JWT_JWKS_URL,
+    'http://127.0.0.1:8080/jwks.json', 'plain http on the loopback address: accepted')
 })

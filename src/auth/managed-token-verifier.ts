@@ -51,7 +51,7 @@ export function createManagedTokenVerifier (tokens: ApiTokenStore, options: Mana
   }
 
   const verdictOn = (cached: CachedToken | undefined, at: number): TokenVerdict => {
-    if (cached === undefined) return new InvalidTokenError('the token is not known')
+    if (cached === undefined) return new InvalidTokenError()
     const { stored, identity, readAt } = cached
     if (stored.revokedAt !== null) return new InvalidTokenError('the token has been revoked')
     const expiresAt = stored.expiresAt?.getTime() ?? Number.POSITIVE_INFINITY

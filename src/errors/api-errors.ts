@@ -118,13 +118,17 @@ export class MissingCredentialsError extends ApiError {
   }
 }
 
-// The description says why (unknown, expired, revoked, badly signed, for another audience) in
-// the body and in the challenge's error_description (RFC 6750 section 3); it must not hold a
-// double quote or a backslash, and never holds the token.
+// A token the service does not know gets the bare challenge; one it knows to be unusable
+// (expired, revoked, badly signed, for another audience, mistyped) gets a description saying why,
+// in the body and in the challenge's error_description (RFC 6750 section 3). A description must
+// not hold a double quote or a backslash, and never holds any part of the token.
 export class InvalidTokenError extends ApiError {
-  constructor (description = 'the bearer token is not valid') {
-    super(ErrorCode.invalidToken, description,
-      { 'www-authenticate': `${challenge}, error="invalid_token", error_description="${description}"` })
+  constructor (description?: string) {
+    super(ErrorCode.invalidToken, description ?? 'the bearer token is not valid', {
+      'www-authenticate': description === undefined
+        ? `${challenge}, error="invalid_token"`
+        : `${challenge}, error="invalid_token", error_description="${description}"`,
+    })
   }
 }
 
