@@ -1,36 +1,14 @@
 import { createHash } from 'node:crypto'
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import t from 'tap'
 import { classifyManagedToken } from '../src/auth/managed-token-format.js'
 import { SqlitePlantStore } from '../src/store/sqlite/sqlite-plant-store.js'
-import { freePort } from './support/free-port.js'
-import { type CommandResult, runCommand } from './support/run-command.js'
 import { type TestDatabase, runAsAdmin, testOnEveryBackend } from './support/test-databases.js'
+import { listed, token } from './support/token-cli.js'
 
-// `npm run token` is `npm run build && node dist/src/token-cli.js`; `npm test` has built it.
-const tokenCli = join(import.meta.dirname, '..', 'dist', 'src', 'token-cli.js')
-
-async function token (databaseUrl: string, ...args: string[]): Promise<CommandResult> {
-  return runCommand(process.execPath, [tokenCli, ...args], {
-    env: { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl }, timeout: 20_000,
-  })
-}
-
-interface ListedToken {
-  name: string
-  createdAt: string
-  expiresAt: string | null
-  lastUsedAt: string | null
-  revokedAt: string | null
-  status: string
-}
-
-async function listed (databaseUrl: string): Promise<ListedToken[]> {
-  const result = await token(databaseUrl, 'list', '--json')
-  if (result.code !== 0) throw new Error(`list --json failed: ${result.stderr}`)
-  return JSON.parse(result.stdout) as ListedToken[]
-}
+// What `npm run token -- create|list|revoke` do to a store; test/token-cli-refusals.test.ts has
+// the command lines and stores it refuses.
 
 // Everything the database holds of its tokens, as bytes: every file of the SQLite database (its
 // WAL included), or every row of the PostgreSQL table as text.
@@ -117,25 +95,6 @@ testOnEveryBackend(t, 'revoking a name no token not revoked has exits 1 and says
     }, name)
   }
 })
-
-t.test('an expiry in the past or not in a known form is a usage error (exit 2), and nothing is stored', async (t) => {
-  const databaseUrl = `sqlite:${t.testdir()}/plants.db`
-  const refusals: Array<[string, RegExp]> = [
-    ['2020-01-01', /^--expires 2020-01-01 is not in the future: it is 2020-01-01T00:00:00\.000Z, and now is \S+Z\n\nusage: /],
-    ['0d', /^--expires 0d is not in the future/],
-    ['soon', /^--expires "soon" is not one of 30m, 12h or 30d/],
-    ['2027-02-30', /^--expires "2027-02-30" is not one of/],
-    ['2027-01-31T18:00', /^--expires "2027-01-31T18:00" is not one of/],
-  ]
-  for (const [expires, message] of refusals) {
-    const result = await token(databaseUrl, 'create', '--name', 'ci', '--expires', expires)
-    t.equal(result.code, 2, expires)
-    t.equal(result.stdout, '')
-    t.match(result.stderr, message)
-  }
-  t.notOk(existsSync(databaseUrl.slice('sqlite:'.length)), 'the store was not even opened')
-})
-
 t.test('list shows an expired token as expired; an empty store says how to create one', async (t) => {
   const file = `${t.testdir()}/plants.db`
   const empty = await token(`sqlite:${file}`, 'list')
@@ -149,48 +108,4 @@ t.test('list shows an expired token as expired; an empty store says how to creat
   await store.close()
   t.match(await listed(`sqlite:${file}`), [{ name: 'old', status: 'expired', lastUsedAt: String }])
   t.match((await token(`sqlite:${file}`, 'list')).stdout, /\nold {3}\S+Z {2}\S+Z {2}\S+Z {2}expired\n$/)
-})
-
-t.test('an unreachable PostgreSQL: every command exits 1 with one line naming DATABASE_URL, its password masked', async (t) => {
-  const databaseUrl = `postgres://postgres:hunter2@127.0.0.1:${await freePort()}/test`
-  for (const args of [['create', '--name', 'ci'], ['list'], ['revoke', 'ci']]) {
-    const result = await token(databaseUrl, ...args)
-    t.equal(result.code, 1, args.join(' '))
-    t.equal(result.stdout, '')
-    t.match(result.stderr,
-      /^the store at DATABASE_URL="postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/test" is unavailable: connect ECONNREFUSED 127\.0\.0\.1:\d+; try again once it answers\n$/)
-  }
-})
-
-t.test('a bad DATABASE_URL exits 1 with the configuration\'s message, its password masked', async (t) => {
-  const result = await token('mysql://plants:hunter2@db/plants', 'list')
-  t.equal(result.code, 1)
-  t.match(result.stderr, /^invalid configuration:\n {2}DATABASE_URL="mysql:\/\/plants:\*\*\*@db\/plants" is not valid/)
-  t.notMatch(result.stderr, /hunter2|\n {4}at /)
-})
-
-t.test('help is the usage on stdout; no command, an unknown one or a bad option is the usage on stderr, exit 2', async (t) => {
-  const databaseUrl = `sqlite:${t.testdir()}/plants.db`
-  const help = await token(databaseUrl, 'help')
-  t.equal(help.code, 0)
-  t.match(help.stdout, /^usage: npm run token -- <command>\n/)
-  t.match(help.stdout, /create --name NAME \[--expires WHEN\][^]*list \[--json\][^]*revoke NAME/)
-  t.equal(help.stderr, '')
-
-  const misuses: Array<[string[], string]> = [
-    [[], 'no command given'],
-    [['frob'], 'unknown command "frob"'],
-    [['create', '--name', 'ci', '--bogus'], "create: Unknown option '--bogus'"],
-    [['create', '--name', 'no spaces'], '--name "no spaces" is not a token name'],
-    [['create'], 'create needs --name NAME'],
-    [['revoke'], 'revoke takes one NAME, not 0'],
-  ]
-  for (const [args, message] of misuses) {
-    const result = await token(databaseUrl, ...args)
-    t.equal(result.code, 2, args.join(' ') || '(nothing)')
-    t.equal(result.stdout, '')
-    t.ok(result.stderr.startsWith(message), result.stderr.split('\n')[0] ?? '')
-    t.ok(result.stderr.endsWith(help.stdout), 'then the usage')
-  }
-  t.notOk(existsSync(databaseUrl.slice('sqlite:'.length)), 'the store was never opened')
 })
