@@ -178,7 +178,7 @@ function shownValue (name: string, value: string | undefined): string {
   return JSON.stringify(value)
 }
 
-function withoutPassword (databaseUrl: string): string {
+export function withoutPassword (databaseUrl: string): string {
   if (!URL.canParse(databaseUrl)) return '(not shown: not a URL)'
   const url = new URL(databaseUrl)
   if (url.password !== '') url.password = '***'

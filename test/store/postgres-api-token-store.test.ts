@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import t, { type Test } from 'tap'
 import { PostgresPlantStore } from '../../src/store/postgres/postgres-plant-store.js'
 import { StoreUnavailableError } from '../../src/store/store-errors.js'
-import { postgresSkipReason, postgresTestDatabase, runAsAdmin } from '../support/test-databases.js'
+import { emptySchema, postgresSkipReason, postgresTestDatabase, runAsAdmin } from '../support/test-databases.js'
 import { testApiTokenStoreContract, type TokenTestDatabase } from './api-token-store-contract.js'
 
 // A real PostgreSQL server, each test in a schema of its own (see support/test-databases.ts).
@@ -43,7 +43,7 @@ t.test('a database that comes back empty is migrated again by the token call tha
   const store = await database.openStore()
   t.teardown(() => store.close())
   await store.apiTokens.create({ name: 'ci', digest, createdAt: new Date(), expiresAt: null })
-  await runAsAdmin(`DROP TABLE ${database.schema}.api_tokens, ${database.schema}.plants, ${database.schema}.schema_migrations`)
+  await emptySchema(database.schema)
   t.equal(await store.apiTokens.findByDigest(digest), undefined, 'the named statement finds the new table')
   await t.resolves(store.apiTokens.create({ name: 'ci', digest, createdAt: new Date(), expiresAt: null }))
   t.equal((await store.apiTokens.list()).length, 1)

@@ -5,7 +5,7 @@ import t, { type Test } from 'tap'
 import { migrationLockKey } from '../../src/store/postgres/postgres-migrations.js'
 import { PostgresPlantStore, type PostgresPlantStoreOptions } from '../../src/store/postgres/postgres-plant-store.js'
 import { PlantConflictError, StoreUnavailableError } from '../../src/store/store-errors.js'
-import { otherTransaction, postgresSkipReason, postgresTestDatabase, runAsAdmin, testPostgresUrl } from '../support/test-databases.js'
+import { emptySchema, otherTransaction, postgresSkipReason, postgresTestDatabase, runAsAdmin, testPostgresUrl } from '../support/test-databases.js'
 import { testPlantStoreContract } from './plant-store-contract.js'
 import { documentOf, plantRow } from '../support/plant-rows.js'
 import { migrations } from '../../src/store/migrations.js'
@@ -166,9 +166,9 @@ t.test('a database that comes back empty is migrated again, and the request that
   const store = await PostgresPlantStore.open({ connectionString: database.url, poolSize: 2 })
   t.teardown(() => store.close())
   await store.createPlant(plantRow({ id: 1n, name: 'Fern' }))
-  await runAsAdmin(`DROP TABLE ${database.schema}.plants, ${database.schema}.api_tokens, ${database.schema}.schema_migrations`)
+  await emptySchema(database.schema)
   t.same(await store.createPlant(plantRow({ id: 1n, name: 'Fern' })), { plant: plantRow({ id: 1n, name: 'Fern' }), created: true })
-  await runAsAdmin(`DROP TABLE ${database.schema}.plants, ${database.schema}.api_tokens, ${database.schema}.schema_migrations`)
+  await emptySchema(database.schema)
   await t.resolves(store.checkReady(), 'a readiness check finds it so and migrates too')
   t.same(await database.readStoredPlants(), [])
 })

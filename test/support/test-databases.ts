@@ -70,6 +70,12 @@ export async function readPostgresPlants (connectionString: string, table = 'pla
   return rows.map(({ id_text: idText, document }) => toStoredPlantRow(BigInt(idText), document))
 }
 
+// The database as it comes back when recreated without its volume: every table gone, whichever
+// migrations made them.
+export async function emptySchema (schema: string): Promise<void> {
+  await runAsAdmin(`DROP SCHEMA ${schema} CASCADE; CREATE SCHEMA ${schema}`)
+}
+
 export async function runAsAdmin<Row extends object = object> (sql: string, values: unknown[] = []): Promise<Row[]> {
   return runSql<Row>(testPostgresUrl, sql, values)
 }

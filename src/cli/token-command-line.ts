@@ -1,0 +1,88 @@
+import { parseArgs } from 'node:util'
+import { parseTokenExpiry } from './token-expiry.js'
+import { UsageError } from './usage-error.js'
+
+export type TokenCommand =
+  | { readonly kind: 'help' }
+  | { readonly kind: 'create', readonly name: string, readonly createdAt: Date, readonly expiresAt: Date | null }
+  | { readonly kind: 'list', readonly json: boolean }
+  | { readonly kind: 'revoke', readonly name: string }
+
+// Names show in access logs and in `list`'s columns: kept short, and free of spaces and quotes.
+const tokenName = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
+// Every command takes --help (or -h) as well as its own options.
+const helpOption = { help: { type: 'boolean', short: 'h' } } as const
+
+export const tokenUsage = `usage: npm run token -- <command>
+
+commands:
+  create --name NAME [--expires WHEN]
+      Mints a token, stores its SHA-256 digest (never the token) and prints the token on
+      stdout, this once. NAME: 1 to 64 of A-Z a-z 0-9 . _ -, starting with a letter or digit.
+      WHEN: 30m, 12h or 30d (minutes, hours or days from now); an ISO-8601 date, 2027-01-31
+      (at midnight UTC); or a date and time with its offset, 2027-01-31T18:00:00Z or
+      2027-01-31T18:00+02:00. Without --expires the token never expires.
+  list [--json]
+      Every token, revoked and expired ones included, oldest first. Never the tokens.
+  revoke NAME
+      Revokes the token named NAME that is not revoked yet. Running instances refuse it
+      within TOKEN_CACHE_TTL seconds.
+  help
+      Shows this.
+
+The store is DATABASE_URL's, as for the service (by default sqlite:./data/plants.db).
+Exit status: 0 done; 1 refused or failed (name taken, no such token, store unavailable,
+bad configuration); 2 a command line that is not one of these.
+`
+
+// What args (the words after `npm run token --`) ask for, at `now`. A UsageError says why
+// they ask for nothing the tool does.
+export function parseTokenCommandLine (args: readonly string[], now: Date): TokenCommand {
+  const [command, ...rest] = args
+  switch (command) {
+    case undefined:
+      throw new UsageError('no command given')
+    case 'help': case '--help': case '-h':
+      return { kind: 'help' }
+    case 'create': {
+      const { values, positionals } = parseCommand(command, () => parseArgs({
+        args: rest, options: { ...helpOption, name: { type: 'string' }, expires: { type: 'string' } }, allowPositionals: true,
+      }))
+      if (values.help === true) return { kind: 'help' }
+      if (positionals.length > 0) throw new UsageError(`create takes options only, not ${JSON.stringify(positionals[0])}`)
+      const { name, expires } = values
+      if (name === undefined) throw new UsageError('create needs --name NAME')
+      if (!tokenName.test(name)) {
+        throw new UsageError(`--name ${JSON.stringify(name)} is not a token name: 1 to 64 of A-Z a-z 0-9 . _ - starting with a letter or digit`)
+      }
+      const expiresAt = expires === undefined ? null : parseTokenExpiry(expires, now)
+      return { kind: 'create', name, createdAt: now, expiresAt }
+    }
+    case 'list': {
+      const { values, positionals } = parseCommand(command, () => parseArgs({
+        args: rest, options: { ...helpOption, json: { type: 'boolean' } }, allowPositionals: true,
+      }))
+      if (values.help === true) return { kind: 'help' }
+      if (positionals.length > 0) throw new UsageError(`list takes --json only, not ${JSON.stringify(positionals[0])}`)
+      return { kind: 'list', json: values.json === true }
+    }
+    case 'revoke': {
+      const { values, positionals } = parseCommand(command, () => parseArgs({ args: rest, options: helpOption, allowPositionals: true }))
+      if (values.help === true) return { kind: 'help' }
+      const [name] = positionals
+      if (name === undefined || positionals.length > 1) throw new UsageError(`revoke takes one NAME, not ${positionals.length}`)
+      return { kind: 'revoke', name }
+    }
+    default:
+      throw new UsageError(`unknown command ${JSON.stringify(command)}`)
+  }
+}
+
+// parseArgs is strict by default: an unknown option, or one without its value, is a UsageError.
+function parseCommand<Parsed> (command: string, parse: () => Parsed): Parsed {
+  try {
+    return parse()
+  } catch (error) {
+    throw new UsageError(`${command}: ${error instanceof Error ? error.message : String(error)}`)
+  }
+}
