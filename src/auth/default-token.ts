@@ -1,5 +1,6 @@
 import { type ApiTokenStore, TokenNameTakenError } from '../store/api-token-store.js'
 import { issueManagedToken } from './issue-managed-token.js'
+import { tokenStatus } from './token-status.js'
 
 export const defaultTokenName = 'default'
 
@@ -23,7 +24,6 @@ export async function provisionDefaultToken (tokens: ApiTokenStore, now = new Da
       if (!(error instanceof TokenNameTakenError)) throw error
     }
   }
-  const active = (await tokens.list()).filter((token) =>
-    token.revokedAt === null && (token.expiresAt === null || token.expiresAt > now))
+  const active = (await tokens.list()).filter((token) => tokenStatus(token, now) === 'active')
   return { created: false, activeTokens: active.length }
 }

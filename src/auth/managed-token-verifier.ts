@@ -3,6 +3,7 @@ import type { ApiTokenStore, StoredApiToken } from '../store/api-token-store.js'
 import { type Identity, identityOf } from './identity.js'
 import { classifyManagedToken } from './managed-token-format.js'
 import { tokenDigest } from './token-digest.js'
+import { tokenStatus } from './token-status.js'
 import { notMine, type TokenVerdict, type TokenVerifier } from './token-verifier.js'
 
 export interface ManagedTokenVerifierOptions {
@@ -44,7 +45,7 @@ export function createManagedTokenVerifier (tokens: ApiTokenStore, options: Mana
     if (cache.size >= maxCachedTokens) cache.delete(cache.keys().next().value as string)
     const cached = { stored, identity: identityOf('token', stored.name), readAt }
     cache.set(key, cached)
-    if (isUsable(stored, readAt) && (stored.lastUsedAt === null || readAt - stored.lastUsedAt.getTime() >= lastUseResolutionMs)) {
+    if (tokenStatus(stored, new Date(readAt)) === 'active' && (stored.lastUsedAt === null || readAt - stored.lastUsedAt.getTime() >= lastUseResolutionMs)) {
       tokens.recordUse(digest, new Date(readAt)).catch(onRecordUseFailed)
     }
     return cached
@@ -53,10 +54,10 @@ export function createManagedTokenVerifier (tokens: ApiTokenStore, options: Mana
   const verdictOn = (cached: CachedToken | undefined, at: number): TokenVerdict => {
     if (cached === undefined) return new InvalidTokenError()
     const { stored, identity, readAt } = cached
-    if (stored.revokedAt !== null) return new InvalidTokenError('the token has been revoked')
-    const expiresAt = stored.expiresAt?.getTime() ?? Number.POSITIVE_INFINITY
-    if (expiresAt <= at) return new InvalidTokenError('the token has expired')
-    return { identity, reusableUntil: Math.min(readAt + cacheTtlMs, expiresAt) }
+    const status = tokenStatus(stored, new Date(at))
+    if (status === 'revoked') return new InvalidTokenError('the token has been revoked')
+    if (status === 'expired') return new InvalidTokenError('the token has expired')
+    return { identity, reusableUntil: Math.min(readAt + cacheTtlMs, stored.expiresAt?.getTime() ?? Number.POSITIVE_INFINITY) }
   }
 
   return function verifyManagedToken (token) {
@@ -75,8 +76,4 @@ export function createManagedTokenVerifier (tokens: ApiTokenStore, options: Mana
     }
     return lookup.then((found) => verdictOn(found, now()))
   }
-}
-
-function isUsable (stored: StoredApiToken, at: number): boolean {
-  return stored.revokedAt === null && (stored.expiresAt === null || stored.expiresAt.getTime() > at)
 }

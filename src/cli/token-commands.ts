@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto'
-import { mintManagedToken } from '../auth/managed-token-format.js'
+import { issueManagedToken } from '../auth/issue-managed-token.js'
 import { tokenStatus } from '../auth/token-status.js'
 import { type ApiTokenStore, type StoredApiToken, TokenNameTakenError } from '../store/api-token-store.js'
 import type { TokenCommand } from './token-command-line.js'
@@ -26,9 +25,9 @@ export async function runTokenCommand (command: StoreCommand, tokens: ApiTokenSt
 // The token is printed once, alone on its line of stdout, so that a script can capture it; the
 // store keeps its digest only.
 async function createToken ({ name, createdAt, expiresAt }: Extract<StoreCommand, { kind: 'create' }>, tokens: ApiTokenStore, output: CommandOutput): Promise<number> {
-  const token = mintManagedToken()
+  let token: string
   try {
-    await tokens.create({ name, digest: createHash('sha256').update(token).digest(), createdAt, expiresAt })
+    ({ token } = await issueManagedToken(tokens, { name, expiresAt, now: createdAt }))
   } catch (error) {
     if (!(error instanceof TokenNameTakenError)) throw error
     output.stderr(`a token named ${name} exists and is not revoked (it may have expired): ` +
