@@ -55,7 +55,7 @@ export const ConfigSchema = Type.Object({
     description: 'empty (no JWTs), or the audience (`aud`) a JWT must name: the identifier the identity provider gives this service',
   }),
   JWT_JWKS_URL: Type.String({
-    pattern: '^(|https://.+|http://(127\\.[0-9.]+|localhost|\\[::1\\])([:/].*)?)$',
+    pattern: '^(https?://.+)?$',
     default: '',
     description: "empty, or the https:// URL of the identity provider's JWKS (http:// only on the loopback address)",
   }),

@@ -1,8 +1,8 @@
 import closeWithGrace from 'close-with-grace'
+import type { FastifyInstance } from 'fastify'
 import { buildApp } from './app.js'
-import { provisionDefaultToken } from './auth/default-token.js'
+import { type DefaultTokenOutcome, provisionDefaultToken } from './auth/default-token.js'
 import { type Config, ConfigError, loadConfig, parseTokenList } from './config.js'
-import type { ApiTokenStore } from './store/api-token-store.js'
 import { StoreUnavailableError } from './store/store-errors.js'
 
 // The only place that reads the environment, listens, and handles signals.
@@ -10,7 +10,7 @@ async function start (): Promise<void> {
   const config = loadConfig(process.env)
   const app = await buildApp(config)
   try {
-    if (!hasConfiguredCredentials(config)) await announceManagedTokens(app.apiTokens)
+    if (!hasConfiguredCredentials(config)) await announceManagedTokens(app)
     await app.listen({ port: config.PORT, host: config.HOST })
   } catch (error) {
     await app.close()
@@ -31,31 +31,49 @@ function hasConfiguredCredentials (config: Config): boolean {
 }
 
 // With no credentials configured, only managed tokens are accepted: the first run creates one and
-// shows it this once; later runs say how to create another.
-async function announceManagedTokens (tokens: ApiTokenStore): Promise<void> {
-  const howToCreate = 'Create a token with: npm run token -- create --name <name>   (see README, "Credentials")'
-  let outcome
-  try {
-    outcome = await provisionDefaultToken(tokens)
-  } catch (error) {
-    // The service starts while its database is down, as it always has: tokens are checked once
-    // the database is back, and the first run's token is created at the next start.
-    if (!(error instanceof StoreUnavailableError)) throw error
-    process.stdout.write(`\nThe store is not reachable, so its managed tokens could not be checked.\n${howToCreate}\n\n`)
-    return
+// shows it this once; later runs say how to create another. A store that cannot be reached yet
+// (PostgreSQL starting after the service) is asked again every few seconds until it answers, so
+// that a first run still ends with a token.
+async function announceManagedTokens (app: FastifyInstance): Promise<void> {
+  const announce = async (): Promise<boolean> => {
+    try {
+      process.stdout.write(`\n${describe(await provisionDefaultToken(app.apiTokens)).join('\n')}\n\n`)
+      return true
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError)) throw error
+      return false
+    }
   }
-  const lines = outcome.created
-    ? [
-        'A managed API token named "default" was created. It is shown this once; keep it now:',
-        `  API token: ${outcome.token}`,
-        'Send it as "Authorization: Bearer <token>". It keeps working across restarts until revoked',
-        '(npm run token -- revoke default).',
-        howToCreate,
-      ]
-    : outcome.activeTokens === 0
-      ? ['WARNING: no API_TOKENS, no JWT_ISSUER, and no managed token is active: every plant request gets 401.', howToCreate]
-      : [`No API_TOKENS or JWT_ISSUER: the ${outcome.activeTokens} active managed token(s) in the store are accepted.`, howToCreate]
-  process.stdout.write(`\n${lines.join('\n')}\n\n`)
+  if (await announce()) return
+  process.stdout.write('\nThe store cannot be reached yet: its managed tokens are checked (and a first token\n' +
+    `created if it has none) once it can.\n${howToCreate}\n\n`)
+  const retry = setInterval(() => {
+    announce().then((done) => { if (done) clearInterval(retry) }, (error: unknown) => {
+      clearInterval(retry)
+      app.log.error({ err: error }, 'the managed tokens could not be checked')
+    })
+  }, storeRetryIntervalMs)
+  retry.unref()
+  app.addHook('onClose', async () => clearInterval(retry))
+}
+
+const storeRetryIntervalMs = 5000
+const howToCreate = 'Create a token with: npm run token -- create --name <name>   (see README, "Credentials")'
+
+function describe (outcome: DefaultTokenOutcome): string[] {
+  if (outcome.created) {
+    return [
+      'A managed API token named "default" was created. It is shown this once; keep it now:',
+      `  API token: ${outcome.token}`,
+      'Send it as "Authorization: Bearer <token>". It keeps working across restarts until revoked',
+      '(npm run token -- revoke default).',
+      howToCreate,
+    ]
+  }
+  if (outcome.activeTokens === 0) {
+    return ['WARNING: no API_TOKENS, no JWT_ISSUER, and no managed token is active: every plant request gets 401.', howToCreate]
+  }
+  return [`No API_TOKENS or JWT_ISSUER: the ${outcome.activeTokens} active managed token(s) in the store are accepted.`, howToCreate]
 }
 
 start().catch((error: unknown) => {

@@ -158,11 +158,16 @@ t.test('a JWT configuration is whole or absent, and never admits none or an HMAC
     [{ ...jwt, JWT_JWKS_URL: 'https://id.example.com/jwks.json' }, /exactly one of JWT_JWKS_URL and JWT_JWKS_FILE/],
     [{ ...jwt, JWT_ALGORITHMS: 'HS256' }, /JWT_ALGORITHMS="HS256" is not valid/],
     [{ ...jwt, JWT_ALGORITHMS: 'RS256,none' }, /JWT_ALGORITHMS="RS256,none" is not valid/],
-    [{ ...jwt, JWT_JWKS_FILE: '', JWT_JWKS_URL: 'http://id.example.com/jwks.json' }, /JWT_JWKS_URL=.* is not valid: expected .*https/],
+    [{ ...jwt, JWT_JWKS_FILE: '', JWT_JWKS_URL: 'http://id.example.com/jwks.json' }, /JWT_JWKS_URL must be an https:\/\/ URL/],
+    [{ ...jwt, JWT_JWKS_FILE: '', JWT_JWKS_URL: 'http://127.0.0.1:80@evil.example/jwks' }, /JWT_JWKS_URL must be an https:\/\/ URL/],
+    [{ ...jwt, JWT_JWKS_FILE: '', JWT_JWKS_URL: 'http://localhost:1@evil.example/' }, /JWT_JWKS_URL must be an https:\/\/ URL/],
+    [{ ...jwt, JWT_JWKS_FILE: '', JWT_JWKS_URL: 'http://127.0.0.1.evil.example/jwks' }, /JWT_JWKS_URL must be an https:\/\/ URL/],
+    [{ ...jwt, JWT_JWKS_FILE: '', JWT_JWKS_URL: 'ftp://id.example.com/jwks' }, /JWT_JWKS_URL=.* is not valid/],
   ]
   for (const [environment, message] of refusals) {
     t.throws(() => loadConfig(environment), { name: 'ConfigError', message }, JSON.stringify(environment))
   }
   t.equal(loadConfig({ ...jwt, JWT_JWKS_FILE: '', JWT_JWKS_URL: 'http://127.0.0.1:8080/jwks.json' }).JWT_JWKS_URL,
     'http://127.0.0.1:8080/jwks.json', 'plain http on the loopback address: accepted')
+  t.equal(loadConfig({ ...jwt, JWT_JWKS_FILE: '', JWT_JWKS_URL: 'http://[::1]:8080/jwks.json' }).JWT_JWKS_URL, 'http://[::1]:8080/jwks.json')
 })

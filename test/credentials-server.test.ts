@@ -41,7 +41,7 @@ t.test('the log names who each request authenticated as, and never holds a token
   const output = server.output()
   const lines = output.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { req?: { identity?: string } })
   const identities = lines.map((line) => line.req?.identity).filter((identity) => identity !== undefined)
-  t.match(identities, [/^api-token:[0-9a-f]{16}$/, 'token:ci-runner', 'jwt:alice@example.test'], 'each accepted caller, by name')
+  t.same(identities, ['api-token:1', 'token:ci-runner', 'jwt:alice@example.test'], 'each accepted caller, by name, and no refused one')
   for (const token of sent) {
     for (const part of token.split('.').filter((segment) => segment.length >= 8)) {
       t.notOk(output.includes(part), `no part of a sent token is logged (${part.slice(0, 6)}…)`)
@@ -58,7 +58,8 @@ t.test('a client on a kept-alive connection is refused within TOKEN_CACHE_TTL of
   // One socket, kept open: every request after the first reaches the connection's cache.
   const agent = new Agent({ keepAlive: true, maxSockets: 1 })
   t.teardown(() => agent.destroy())
-  const sockets = new Set<object>()
+  // The connections that carried an accepted request (a refusal closes its connection).
+  const acceptedOn = new Set<object>()
   let id = 100
   const status = async (): Promise<number> => new Promise((resolve, reject) => {
     const outgoing = request(`${server.baseUrl}/plants`, {
@@ -67,9 +68,11 @@ t.test('a client on a kept-alive connection is refused within TOKEN_CACHE_TTL of
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     }, (response) => {
       response.resume()
-      response.on('end', () => resolve(response.statusCode ?? 0))
+      response.on('end', () => {
+        if (response.statusCode === 200) acceptedOn.add(outgoing.socket as object)
+        resolve(response.statusCode ?? 0)
+      })
     })
-    outgoing.on('socket', (socket) => sockets.add(socket))
     outgoing.on('error', reject)
     outgoing.end(JSON.stringify({ id: id++, name: 'Fern' }))
   })
@@ -77,14 +80,21 @@ t.test('a client on a kept-alive connection is refused within TOKEN_CACHE_TTL of
 
   await store.apiTokens.revoke('kept-alive', new Date())
   const revokedAt = Date.now()
-  let refusedAfter: number | undefined
-  while (refusedAfter === undefined && Date.now() - revokedAt < 5000) {
-    if (await status() === 401) refusedAfter = Date.now() - revokedAt
-    else await new Promise((resolve) => setTimeout(resolve, 20))
+  const bound = revokedAt + 1000
+  // By when each request was sent: no request sent after the bound (with 100 ms for a lookup in
+  // flight at the revocation) may be accepted, however long answers take on a loaded machine.
+  const answers: Array<{ sentAt: number, status: number }> = []
+  while (Date.now() < bound + 500) {
+    const sentAt = Date.now()
+    answers.push({ sentAt, status: await status() })
+    await new Promise((resolve) => setTimeout(resolve, 20))
   }
-  t.comment(`refused ${refusedAfter} ms after the revocation`)
-  t.equal(sockets.size, 1, 'every request went over one connection')
-  t.ok(refusedAfter !== undefined && refusedAfter <= 1200, `refused within TOKEN_CACHE_TTL=1 s (${refusedAfter} ms)`)
+  const lastAccepted = Math.max(...answers.filter((answer) => answer.status === 200).map(({ sentAt }) => sentAt - revokedAt))
+  t.comment(`last request accepted was sent ${lastAccepted} ms after the revocation (bound 1000 ms)`)
+  const afterBound = answers.filter(({ sentAt }) => sentAt > bound + 100)
+  t.ok(afterBound.length >= 2, 'requests were sent after the bound')
+  t.same(afterBound.filter((answer) => answer.status !== 401), [], 'every request sent after the bound is refused')
+  t.equal(acceptedOn.size, 1, 'every accepted request went over one connection, from its cache')
   server.child.kill('SIGTERM')
   t.equal(await server.exited, 0)
 })

@@ -2,7 +2,7 @@ import { type ApiTokenStore, TokenNameTakenError } from '../store/api-token-stor
 import { issueManagedToken } from './issue-managed-token.js'
 import { tokenStatus } from './token-status.js'
 
-export const defaultTokenName = 'default'
+const defaultTokenName = 'default'
 
 export type DefaultTokenOutcome =
   | { readonly created: true, readonly token: string }

@@ -1,7 +1,7 @@
 // Who a request authenticated as: logged in its access line and what the per-credential rate
 // limit counts its requests against. It names the credential without holding it: a managed
-// token's name, a JWT's `sub`, or for a token of API_TOKENS (which has no name) 64 bits of its
-// SHA-256 digest. The token itself is never kept here, so never logged.
+// token's name, a JWT's `sub`, or for a token of API_TOKENS (which has no name) its place in that
+// list. The token itself is never kept here, so never logged.
 export type IdentityKind = 'api-token' | 'token' | 'jwt'
 
 export interface Identity {

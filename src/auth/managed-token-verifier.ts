@@ -46,7 +46,8 @@ export function createManagedTokenVerifier (tokens: ApiTokenStore, options: Mana
     const cached = { stored, identity: identityOf('token', stored.name), readAt }
     cache.set(key, cached)
     if (tokenStatus(stored, new Date(readAt)) === 'active' && (stored.lastUsedAt === null || readAt - stored.lastUsedAt.getTime() >= lastUseResolutionMs)) {
-      tokens.recordUse(digest, new Date(readAt)).catch(onRecordUseFailed)
+      // After the waiting requests are answered: on SQLite the write (and its fsync) blocks.
+      setImmediate(() => { tokens.recordUse(digest, new Date(readAt)).catch(onRecordUseFailed) })
     }
     return cached
   }

@@ -27,7 +27,8 @@ export type TokenVerifier = (token: string) => TokenVerdict | Promise<TokenVerdi
 // The most telling refusal so far of each request being authenticated. @fastify/auth answers a
 // request that every verifier refused with the last verifier's error, so a verifier that does
 // not know a token repeats the refusal of one that did ("the token has expired") instead of a
-// vaguer one of its own. Only refused requests are ever in it.
+// vaguer one of its own. Only requests some verifier refused are in it, and only until they are
+// collected with their request.
 const refusals = new WeakMap<FastifyRequest, Error>()
 
 // A verifier as the security handler @fastify/auth composes: it reads the header, and on success
@@ -63,7 +64,12 @@ export function securityHandlerOf (verify: TokenVerifier, connections: Connectio
       refuse(error)
       return
     }
-    if (verdict instanceof Promise) verdict.then(settle, refuse)
-    else settle(verdict)
+    if (verdict instanceof Promise) {
+      // Whatever answering the request throws is the request's failure, never an unhandled
+      // rejection that would end the process.
+      verdict.then(settle, refuse).catch((error: unknown) => request.log.error({ err: error }, 'authentication failed unexpectedly'))
+    } else {
+      settle(verdict)
+    }
   }
 }
