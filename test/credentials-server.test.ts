@@ -84,7 +84,8 @@ t.test('a client on a kept-alive connection is refused within TOKEN_CACHE_TTL of
   // By when each request was sent: no request sent after the bound (with 100 ms for a lookup in
   // flight at the revocation) may be accepted, however long answers take on a loaded machine.
   const answers: Array<{ sentAt: number, status: number }> = []
-  while (Date.now() < bound + 500) {
+  // Until a few requests were sent after the bound, however slow the machine.
+  while (answers.filter(({ sentAt }) => sentAt > bound + 100).length < 3 && Date.now() < bound + 20_000) {
     const sentAt = Date.now()
     answers.push({ sentAt, status: await status() })
     await new Promise((resolve) => setTimeout(resolve, 20))
@@ -92,7 +93,7 @@ t.test('a client on a kept-alive connection is refused within TOKEN_CACHE_TTL of
   const lastAccepted = Math.max(...answers.filter((answer) => answer.status === 200).map(({ sentAt }) => sentAt - revokedAt))
   t.comment(`last request accepted was sent ${lastAccepted} ms after the revocation (bound 1000 ms)`)
   const afterBound = answers.filter(({ sentAt }) => sentAt > bound + 100)
-  t.ok(afterBound.length >= 2, 'requests were sent after the bound')
+  t.ok(afterBound.length >= 3, 'requests were sent after the bound')
   t.same(afterBound.filter((answer) => answer.status !== 401), [], 'every request sent after the bound is refused')
   t.equal(acceptedOn.size, 1, 'every accepted request went over one connection, from its cache')
   server.child.kill('SIGTERM')

@@ -141,7 +141,9 @@ testOnEveryBackend(t, 'a token revoked on one instance is refused by every insta
   // What a request was answered, by when it was sent: answers take longer on a loaded machine,
   // but no request sent after the bound may be accepted, on either instance.
   const answers: Array<{ sentAt: number, status: number }> = []
-  while (Date.now() < bound + 500) {
+  const sentAfterBound = (): number => answers.filter(({ sentAt }) => sentAt > bound + queryAllowanceMs).length
+  // Until a few requests were sent to each instance after the bound, however slow the machine.
+  while (sentAfterBound() < 6 && Date.now() < bound + 20_000) {
     for (const app of [first, second]) {
       const sentAt = Date.now()
       answers.push({ sentAt, status: await statusOn(app) })
@@ -151,6 +153,6 @@ testOnEveryBackend(t, 'a token revoked on one instance is refused by every insta
   const lastAccepted = Math.max(...answers.filter(({ status }) => status === 200).map(({ sentAt }) => sentAt - revokedAt))
   const afterBound = answers.filter(({ sentAt }) => sentAt > bound + queryAllowanceMs)
   t.comment(`last request accepted was sent ${lastAccepted} ms after the revocation (bound ${cacheTtlSeconds * 1000} ms)`)
-  t.ok(afterBound.length >= 2, 'requests were sent after the bound')
+  t.ok(afterBound.length >= 6, 'requests were sent to both instances after the bound')
   t.same(afterBound.filter(({ status }) => status !== 401), [], 'every request sent after the bound is refused')
 })

@@ -159,7 +159,7 @@ t.test('a JWKS that does not answer gives a 503 after the timeout, then 503s at 
   t.match(String(failures[0]), /did not answer within 300 ms/)
   const during = await timed(() => Promise.all(Array.from({ length: 10 }, () => refusalOf(verifier, token))))
   for (const error of during.result) assertUnavailable(t, error, 'during the backoff')
-  t.ok(during.ms < 100, `ten refused in ${Math.round(during.ms)} ms during the backoff`)
+  t.ok(during.ms < 250, `ten refused in ${Math.round(during.ms)} ms during the backoff, none waiting out the 300 ms timeout`)
   t.equal(server.fetches, 1, 'without asking again')
 })
 
