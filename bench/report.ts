@@ -6,6 +6,9 @@ export interface Measurement {
   // The server process's CPU time per response: what the throughput would follow on a machine
   // where the server, not the load generator, is the bottleneck.
   readonly cpuMicrosecondsPerRequest: number
+  // That CPU time over the bare route's in the same round: the work a request adds to the least
+  // an HTTP request costs, whatever the machine's speed.
+  readonly cpuRatioToBare: number
   readonly peakResidentMiB: number
   readonly residentGrowthMiB: number
   readonly failures: number
@@ -31,7 +34,7 @@ function milliseconds (value: number): string {
 // Medians over the runs for speed and latency (the machine is shared and noisy); the highest
 // resident memory, and the largest growth of it, seen in any run; every failed request counted.
 export function formatTable (scenarios: readonly ScenarioSummary[]): string {
-  const header = ['scenario', 'req/s', 'ratio to bare', 'p50 ms', 'p99 ms', 'server CPU µs/req', 'peak RSS MiB', 'RSS growth MiB', 'non-2xx or errors']
+  const header = ['scenario', 'req/s', 'ratio to bare', 'p50 ms', 'p99 ms', 'server CPU µs/req', 'CPU to bare', 'peak RSS MiB', 'RSS growth MiB', 'non-2xx or errors']
   const rows = scenarios.map(({ name, runs }) => [
     name,
     Math.round(median(runs.map((run) => run.requestsPerSecond))).toLocaleString('en-US'),
@@ -39,6 +42,7 @@ export function formatTable (scenarios: readonly ScenarioSummary[]): string {
     milliseconds(median(runs.map((run) => run.p50Ms))),
     milliseconds(median(runs.map((run) => run.p99Ms))),
     median(runs.map((run) => run.cpuMicrosecondsPerRequest)).toFixed(0),
+    `${median(runs.map((run) => run.cpuRatioToBare)).toFixed(2)}×`,
     Math.max(...runs.map((run) => run.peakResidentMiB)).toFixed(0),
     Math.max(...runs.map((run) => run.residentGrowthMiB)).toFixed(1),
     String(runs.reduce((sum, run) => sum + run.failures, 0)),

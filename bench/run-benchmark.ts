@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { cpus, tmpdir } from 'node:os'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -5,8 +6,9 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
 import { runLoad } from './load.js'
-import { formatTable, type Measurement, type ScenarioSummary } from './report.js'
+import { formatTable, type Measurement, median, type ScenarioSummary } from './report.js'
 import { type ServerProcess, startServerProcess } from './server-process.js'
+import { storeTenMillionPlants, tenMillion } from './ten-million-plants.js'
 
 // `npm run bench`: the service on SQLite and on PostgreSQL against a bare Fastify route, loaded
 // in turn, round after round, from this process. Prints the medians and stops by itself.
@@ -17,6 +19,8 @@ const { values: options } = parseArgs({
     connections: { type: 'string', default: '32' },
     'postgres-url': { type: 'string', default: process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test' },
     'log-level': { type: 'string', default: 'info' },
+    // Another Node binary for the service and the bare route alike (the load stays on this one).
+    node: { type: 'string', default: process.execPath },
   },
 })
 const rounds = Number(options.rounds)
@@ -34,6 +38,11 @@ const token = randomBytes(32).toString('base64url')
 let lastFreshId = BigInt(replayedIdCount)
 const plantBody = (id: bigint): string => `{"id":${id},"name":"Fern","tag":"shade"}`
 const freshBody = (): string => plantBody(++lastFreshId)
+// Ids drawn at random across 2^52, as clients with random or hashed ids send them: each lands
+// on another page of the table's index. A repeat is a replay (a 200 too), and rare enough
+// (some 10^6 ids drawn from 4.5 × 10^15) not to matter.
+const randomIdBody = (): string => plantBody(BigInt(Math.floor(Math.random() * 2 ** 52)))
+const tenMillionScenario = 'SQLite, 10M stored, random ids'
 let replays = 0
 const replayBody = (): string => plantBody(BigInt(1 + (replays++ % replayedIdCount)))
 
@@ -62,6 +71,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   })
 }
 
+const serverNodeVersion = execFileSync(options.node, ['--version'], { encoding: 'utf8' }).trim()
+
 async function main (): Promise<void> {
   const workFolder = mkdtempSync(join(tmpdir(), 'plant-store-bench-'))
   cleanups.push(() => rmSync(workFolder, { recursive: true, force: true }))
@@ -70,12 +81,19 @@ async function main (): Promise<void> {
     return server
   }
   try {
-    const bare = started(await startServerProcess(bareServerScript, {}, join(workFolder, 'bare.log')))
+    const bare = started(await startServerProcess(bareServerScript, {}, join(workFolder, 'bare.log'), [], options.node))
     const bareScenario: Scenario = { name: 'bare Fastify route', server: bare, nextBody: freshBody }
     const serviceScenarios: Scenario[] = []
 
     const sqlite = started(await startService(`sqlite:${join(workFolder, 'plants.db')}`, join(workFolder, 'sqlite.log')))
     serviceScenarios.push(...await backendScenarios('SQLite', sqlite))
+
+    // The same creates with random ids, on a store that already holds ten million plants.
+    const largeStore = join(workFolder, 'ten-million-plants.db')
+    process.stdout.write('storing ten million plants in a SQLite file… ')
+    process.stdout.write(`done in ${(await storeTenMillionPlants(largeStore)).toFixed(1)} s\n`)
+    const large = started(await startService(`sqlite:${largeStore}`, join(workFolder, 'sqlite-large.log')))
+    serviceScenarios.push({ name: tenMillionScenario, server: large, token, nextBody: randomIdBody })
 
     const postgres = await preparePostgres(options['postgres-url'])
     if (typeof postgres === 'string') {
@@ -95,7 +113,7 @@ async function main (): Promise<void> {
       // The bare route is loaded first and last in every round, and each run is compared with
       // the mean of the two: a shared machine that slows down or speeds up during a round then
       // moves both sides of the ratio alike.
-      const roundRuns: Array<[Scenario, Omit<Measurement, 'ratioToBare'>]> = []
+      const roundRuns: Array<[Scenario, Omit<Measurement, 'ratioToBare' | 'cpuRatioToBare'>]> = []
       for (const scenario of [bareScenario, ...serviceScenarios, bareScenario]) {
         const run = await measure(scenario, durationSeconds)
         roundRuns.push([scenario, run])
@@ -103,15 +121,25 @@ async function main (): Promise<void> {
           `p99 ${run.p99Ms} ms, server CPU ${run.cpuMicrosecondsPerRequest.toFixed(0)} µs/req, RSS ${run.peakResidentMiB.toFixed(0)} MiB (${signed(run.residentGrowthMiB)} MiB), failures ${run.failures}\n`)
       }
       const bareRuns = roundRuns.filter(([scenario]) => scenario === bareScenario)
-      const bareRequestsPerSecond = bareRuns.reduce((sum, [, run]) => sum + run.requestsPerSecond, 0) / bareRuns.length
+      const mean = (value: (run: Omit<Measurement, 'ratioToBare' | 'cpuRatioToBare'>) => number): number =>
+        bareRuns.reduce((sum, [, run]) => sum + value(run), 0) / bareRuns.length
+      const bareRequestsPerSecond = mean((run) => run.requestsPerSecond)
+      const bareCpuPerRequest = mean((run) => run.cpuMicrosecondsPerRequest)
       for (const [scenario, run] of roundRuns) {
-        runs.get(scenario.name)!.push({ ...run, ratioToBare: run.requestsPerSecond / bareRequestsPerSecond })
+        runs.get(scenario.name)!.push({
+          ...run,
+          ratioToBare: run.requestsPerSecond / bareRequestsPerSecond,
+          cpuRatioToBare: run.cpuMicrosecondsPerRequest / bareCpuPerRequest,
+        })
       }
     }
 
     const summaries: ScenarioSummary[] = scenarios.map(({ name }) => ({ name, runs: runs.get(name)! }))
     process.stdout.write(`\n${formatTable(summaries)}\n\n`)
-    process.stdout.write(`${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}; ` +
+    const medianRate = (name: string): number => median((runs.get(name) ?? []).map((run) => run.requestsPerSecond))
+    process.stdout.write(`With ${tenMillion.toLocaleString('en-US')} plants stored, creates with random ids ran at ` +
+      `${Math.round(medianRate(tenMillionScenario) / medianRate('SQLite, random ids') * 100)}% of the empty store's rate.\n`)
+    process.stdout.write(`${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${serverNodeVersion} (the servers), ${process.version} (the load); ` +
       `medians of ${rounds} rounds of ${durationSeconds} s runs (the bare route first and last in each), ` +
       `${connections} connections; the service logs at ${options['log-level']}\n`)
     const failures = summaries.reduce((sum, { runs }) => sum + runs.reduce((total, run) => total + run.failures, 0), 0)
@@ -137,7 +165,7 @@ async function startService (databaseUrl: string, logFile: string): Promise<Serv
     // per-credential limit, and a run fails on any non-2xx. At the highest setting the limiter
     // never refuses but still counts every request, so its cost stays in what is measured.
     RATE_LIMIT_PER_CREDENTIAL: '1000000000',
-  }, logFile, serviceNodeOptions)
+  }, logFile, serviceNodeOptions, options.node)
 }
 
 // Fresh ids, and replays of plants stored beforehand (the same id and body: a 200 again).
@@ -145,6 +173,7 @@ async function backendScenarios (backend: string, server: ServerProcess): Promis
   await storeReplayedPlants(server)
   return [
     { name: `${backend}, new plants`, server, token, nextBody: freshBody },
+    { name: `${backend}, random ids`, server, token, nextBody: randomIdBody },
     { name: `${backend}, replays`, server, token, nextBody: replayBody },
   ]
 }
@@ -165,7 +194,7 @@ async function storeReplayedPlants (server: ServerProcess): Promise<void> {
 
 // Resident memory is sampled four times a second; its growth is the last sample's excess over
 // the one a quarter into the run (start-up and warm-up allocations are behind it by then).
-async function measure (scenario: Scenario, seconds: number): Promise<Omit<Measurement, 'ratioToBare'>> {
+async function measure (scenario: Scenario, seconds: number): Promise<Omit<Measurement, 'ratioToBare' | 'cpuRatioToBare'>> {
   const residentMiB: number[] = []
   // A server that died has no memory to read; the load run reports its failed requests.
   const sample = (): void => {

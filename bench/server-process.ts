@@ -24,11 +24,12 @@ process.on('exit', () => {
 // going to logFile (as a deployed service's would, and so that reading it costs the load
 // generator nothing), and waits until the port accepts connections.
 export async function startServerProcess (
-  script: string, environment: Record<string, string>, logFile: string, nodeOptions: readonly string[] = []
+  script: string, environment: Record<string, string>, logFile: string, nodeOptions: readonly string[] = [],
+  nodeBinary = process.execPath
 ): Promise<ServerProcess> {
   const port = await freePort()
   const log = openSync(logFile, 'w')
-  const child = spawn(process.execPath, [...nodeOptions, script], {
+  const child = spawn(nodeBinary, [...nodeOptions, script], {
     env: { PATH: process.env.PATH ?? '', ...environment, HOST: '127.0.0.1', PORT: String(port) },
     stdio: ['ignore', log, log],
   })
