@@ -46,6 +46,9 @@ const tenMillionScenario = 'SQLite, 10M stored, random ids'
 let replays = 0
 const replayBody = (): string => plantBody(BigInt(1 + (replays++ % replayedIdCount)))
 
+// One run, before it is compared with the bare route's runs of its round.
+type RunMeasurement = Omit<Measurement, 'ratioToBare' | 'cpuRatioToBare'>
+
 interface Scenario {
   readonly name: string
   readonly server: ServerProcess
@@ -113,7 +116,7 @@ async function main (): Promise<void> {
       // The bare route is loaded first and last in every round, and each run is compared with
       // the mean of the two: a shared machine that slows down or speeds up during a round then
       // moves both sides of the ratio alike.
-      const roundRuns: Array<[Scenario, Omit<Measurement, 'ratioToBare' | 'cpuRatioToBare'>]> = []
+      const roundRuns: Array<[Scenario, RunMeasurement]> = []
       for (const scenario of [bareScenario, ...serviceScenarios, bareScenario]) {
         const run = await measure(scenario, durationSeconds)
         roundRuns.push([scenario, run])
@@ -121,7 +124,7 @@ async function main (): Promise<void> {
           `p99 ${run.p99Ms} ms, server CPU ${run.cpuMicrosecondsPerRequest.toFixed(0)} µs/req, RSS ${run.peakResidentMiB.toFixed(0)} MiB (${signed(run.residentGrowthMiB)} MiB), failures ${run.failures}\n`)
       }
       const bareRuns = roundRuns.filter(([scenario]) => scenario === bareScenario)
-      const mean = (value: (run: Omit<Measurement, 'ratioToBare' | 'cpuRatioToBare'>) => number): number =>
+      const mean = (value: (run: RunMeasurement) => number): number =>
         bareRuns.reduce((sum, [, run]) => sum + value(run), 0) / bareRuns.length
       const bareRequestsPerSecond = mean((run) => run.requestsPerSecond)
       const bareCpuPerRequest = mean((run) => run.cpuMicrosecondsPerRequest)
@@ -194,7 +197,7 @@ async function storeReplayedPlants (server: ServerProcess): Promise<void> {
 
 // Resident memory is sampled four times a second; its growth is the last sample's excess over
 // the one a quarter into the run (start-up and warm-up allocations are behind it by then).
-async function measure (scenario: Scenario, seconds: number): Promise<Omit<Measurement, 'ratioToBare' | 'cpuRatioToBare'>> {
+async function measure (scenario: Scenario, seconds: number): Promise<RunMeasurement> {
   const residentMiB: number[] = []
   // A server that died has no memory to read; the load run reports its failed requests.
   const sample = (): void => {

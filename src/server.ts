@@ -47,14 +47,18 @@ async function announceManagedTokens (app: FastifyInstance): Promise<void> {
   if (await announce()) return
   process.stdout.write('\nThe store cannot be reached yet: its managed tokens are checked (and a first token\n' +
     `created if it has none) once it can.\n${howToCreate}\n\n`)
-  const retry = setInterval(() => {
-    announce().then((done) => { if (done) clearInterval(retry) }, (error: unknown) => {
-      clearInterval(retry)
-      app.log.error({ err: error }, 'the managed tokens could not be checked')
-    })
-  }, storeRetryIntervalMs)
-  retry.unref()
-  app.addHook('onClose', async () => clearInterval(retry))
+  // A try can outlast the interval (a connection timeout, a migration in progress), so the next
+  // is scheduled when the last has ended: never two at once.
+  let retry: NodeJS.Timeout
+  const scheduleRetry = (): void => {
+    retry = setTimeout(() => {
+      announce().then((done) => { if (!done) scheduleRetry() }, (error: unknown) => {
+        app.log.error({ err: error }, 'the managed tokens could not be checked')
+      })
+    }, storeRetryIntervalMs).unref()
+  }
+  scheduleRetry()
+  app.addHook('onClose', async () => clearTimeout(retry))
 }
 
 const storeRetryIntervalMs = 5000

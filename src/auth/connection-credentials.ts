@@ -28,9 +28,11 @@ export class ConnectionCredentials {
     return true
   }
 
+  // A header its verifier will not let be reused (TOKEN_CACHE_TTL=0) is not kept.
   remember (request: FastifyRequest, header: string, accepted: AcceptedToken): void {
     const socket: Socket | null = request.raw.socket
-    if (socket !== null) this.acceptedOnConnection.set(socket, { header: Buffer.from(header), accepted })
+    if (socket === null || accepted.reusableUntil <= Date.now()) return
+    this.acceptedOnConnection.set(socket, { header: Buffer.from(header), accepted })
   }
 }
 

@@ -14,7 +14,7 @@ export type DefaultTokenOutcome =
 // token is handed back to be shown once. Later runs create nothing: tokens revoked on purpose are
 // not replaced behind the operator's back.
 export async function provisionDefaultToken (tokens: ApiTokenStore, now = new Date()): Promise<DefaultTokenOutcome> {
-  const stored = await tokens.list()
+  let stored = await tokens.list()
   if (stored.length === 0) {
     try {
       const { token } = await issueManagedToken(tokens, { name: defaultTokenName, now })
@@ -22,8 +22,9 @@ export async function provisionDefaultToken (tokens: ApiTokenStore, now = new Da
     } catch (error) {
       // Another instance starting on the same database created it first.
       if (!(error instanceof TokenNameTakenError)) throw error
+      stored = await tokens.list()
     }
   }
-  const active = (await tokens.list()).filter((token) => tokenStatus(token, now) === 'active')
+  const active = stored.filter((token) => tokenStatus(token, now) === 'active')
   return { created: false, activeTokens: active.length }
 }
