@@ -12,6 +12,7 @@ import { type Config, parseTokenList } from './config.js'
 import { createOperationHandlers } from './handlers/operation-handlers.js'
 import { answerClientError } from './http/client-error-response.js'
 import { ConnectionGuard } from './http/connection-guard.js'
+import { stdoutLogDestination } from './http/log-destination.js'
 import { AccessLog, serializeRequest } from './http/request-log.js'
 import { sendError } from './http/error-response.js'
 import errorResponses from './plugins/error-responses.js'
@@ -61,6 +62,7 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
       // redacting there would copy every access line. Headers logged by hand are still redacted.
       serializers: { req: serializeRequest },
       redact: { paths: ['headers.authorization', 'headers.cookie'], censor: '[redacted]' },
+      stream: stdoutLogDestination(),
     },
     logController: new AccessLog(),
     bodyLimit: config.BODY_LIMIT,
