@@ -21,8 +21,13 @@ const { values: options } = parseArgs({
     'log-level': { type: 'string', default: 'info' },
     // Another Node binary for the service and the bare route alike (the load stays on this one).
     node: { type: 'string', default: process.execPath },
+    // Only the scenarios whose names hold one of these comma-separated words, beside the bare
+    // route: `--only "SQLite, new,PostgreSQL, new" --rounds 1 --duration 60` is a memory run.
+    only: { type: 'string', default: '' },
   },
 })
+const onlyScenarios = options.only.split(',').map((part) => part.trim()).filter((part) => part !== '')
+const isSelected = (name: string): boolean => onlyScenarios.length === 0 || onlyScenarios.some((part) => name.includes(part))
 const rounds = Number(options.rounds)
 const durationSeconds = Number(options.duration)
 const connections = Number(options.connections)
@@ -92,11 +97,13 @@ async function main (): Promise<void> {
     serviceScenarios.push(...await backendScenarios('SQLite', sqlite))
 
     // The same creates with random ids, on a store that already holds ten million plants.
-    const largeStore = join(workFolder, 'ten-million-plants.db')
-    process.stdout.write('storing ten million plants in a SQLite file… ')
-    process.stdout.write(`done in ${(await storeTenMillionPlants(largeStore)).toFixed(1)} s\n`)
-    const large = started(await startService(`sqlite:${largeStore}`, join(workFolder, 'sqlite-large.log')))
-    serviceScenarios.push({ name: tenMillionScenario, server: large, token, nextBody: randomIdBody })
+    if (isSelected(tenMillionScenario)) {
+      const largeStore = join(workFolder, 'ten-million-plants.db')
+      process.stdout.write('storing ten million plants in a SQLite file… ')
+      process.stdout.write(`done in ${(await storeTenMillionPlants(largeStore)).toFixed(1)} s\n`)
+      const large = started(await startService(`sqlite:${largeStore}`, join(workFolder, 'sqlite-large.log')))
+      serviceScenarios.push({ name: tenMillionScenario, server: large, token, nextBody: randomIdBody })
+    }
 
     const postgres = await preparePostgres(options['postgres-url'])
     if (typeof postgres === 'string') {
@@ -108,7 +115,8 @@ async function main (): Promise<void> {
     }
 
     process.stdout.write(`${rounds} rounds of ${durationSeconds} s per scenario, ${connections} connections; warming up\n`)
-    const scenarios = [bareScenario, ...serviceScenarios]
+    const measuredScenarios = serviceScenarios.filter(({ name }) => isSelected(name))
+    const scenarios = [bareScenario, ...measuredScenarios]
     for (const scenario of scenarios) await measure(scenario, Math.min(3, durationSeconds))
 
     const runs = new Map<string, Measurement[]>(scenarios.map(({ name }) => [name, []]))
@@ -117,7 +125,7 @@ async function main (): Promise<void> {
       // the mean of the two: a shared machine that slows down or speeds up during a round then
       // moves both sides of the ratio alike.
       const roundRuns: Array<[Scenario, RunMeasurement]> = []
-      for (const scenario of [bareScenario, ...serviceScenarios, bareScenario]) {
+      for (const scenario of [bareScenario, ...measuredScenarios, bareScenario]) {
         const run = await measure(scenario, durationSeconds)
         roundRuns.push([scenario, run])
         process.stdout.write(`round ${round}: ${scenario.name}: ${Math.round(run.requestsPerSecond)} req/s, ` +
@@ -140,8 +148,10 @@ async function main (): Promise<void> {
     const summaries: ScenarioSummary[] = scenarios.map(({ name }) => ({ name, runs: runs.get(name)! }))
     process.stdout.write(`\n${formatTable(summaries)}\n\n`)
     const medianRate = (name: string): number => median((runs.get(name) ?? []).map((run) => run.requestsPerSecond))
-    process.stdout.write(`With ${tenMillion.toLocaleString('en-US')} plants stored, creates with random ids ran at ` +
-      `${Math.round(medianRate(tenMillionScenario) / medianRate('SQLite, random ids') * 100)}% of the empty store's rate.\n`)
+    if (runs.has(tenMillionScenario) && runs.has('SQLite, random ids')) {
+      process.stdout.write(`With ${tenMillion.toLocaleString('en-US')} plants stored, creates with random ids ran at ` +
+        `${Math.round(medianRate(tenMillionScenario) / medianRate('SQLite, random ids') * 100)}% of the empty store's rate.\n`)
+    }
     process.stdout.write(`${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${serverNodeVersion} (the servers), ${process.version} (the load); ` +
       `medians of ${rounds} rounds of ${durationSeconds} s runs (the bare route first and last in each), ` +
       `${connections} connections; the service logs at ${options['log-level']}\n`)
