@@ -21,13 +21,13 @@ const { values: options } = parseArgs({
     'log-level': { type: 'string', default: 'info' },
     // Another Node binary for the service and the bare route alike (the load stays on this one).
     node: { type: 'string', default: process.execPath },
-    // Only the scenarios whose names hold one of these comma-separated words, beside the bare
-    // route: `--only "SQLite, new,PostgreSQL, new" --rounds 1 --duration 60` is a memory run.
+    // Only the scenarios whose names this regular expression matches, beside the bare route:
+    // `--only "new plants" --rounds 1 --duration 60` is a memory run.
     only: { type: 'string', default: '' },
   },
 })
-const onlyScenarios = options.only.split(',').map((part) => part.trim()).filter((part) => part !== '')
-const isSelected = (name: string): boolean => onlyScenarios.length === 0 || onlyScenarios.some((part) => name.includes(part))
+const onlyScenarios = new RegExp(options.only)
+const isSelected = (name: string): boolean => onlyScenarios.test(name)
 const rounds = Number(options.rounds)
 const durationSeconds = Number(options.duration)
 const connections = Number(options.connections)
