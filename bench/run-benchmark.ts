@@ -9,6 +9,7 @@ import { runLoad } from './load.js'
 import { formatTable, type Measurement, median, type ScenarioSummary } from './report.js'
 import { type ServerProcess, startServerProcess } from './server-process.js'
 import { storeTenMillionPlants, tenMillion } from './ten-million-plants.js'
+import { startScriptNodeOptions } from '../test/support/start-script.js'
 
 // `npm run bench`: the service on SQLite and on PostgreSQL against a bare Fastify route, loaded
 // in turn, round after round, from this process. Prints the medians and stops by itself.
@@ -34,7 +35,7 @@ const connections = Number(options.connections)
 
 const serverScript = join(import.meta.dirname, '..', 'src', 'server.js')
 // As `npm start` runs it (see the README's Benchmark section on memory).
-const serviceNodeOptions = ['--max-semi-space-size=8']
+const serviceNodeOptions = startScriptNodeOptions()
 const bareServerScript = join(import.meta.dirname, 'bare-fastify-server.js')
 const replayedIdCount = 1000
 const token = randomBytes(32).toString('base64url')

@@ -2,8 +2,9 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Test } from 'tap'
+import { startScriptNodeOptions } from './start-script.js'
 
-// The built service as an operator runs it: `node dist/src/server.js`, configured by its
+// The built service as an operator runs it: npm start's `node [options] dist/src/server.js`, configured by its
 // environment. `npm test` builds it first.
 export const serverScript = join(import.meta.dirname, '..', '..', 'dist', 'src', 'server.js')
 
@@ -19,7 +20,8 @@ export interface RunningServer {
 // and its output is shown then if the test failed.
 export async function startServer (t: Test, environment: Record<string, string>): Promise<RunningServer> {
   t.ok(existsSync(serverScript), 'the service is built (npm test runs npm run build first)')
-  const child = spawn(process.execPath, [serverScript], {
+  // With the Node options npm start gives it.
+  const child = spawn(process.execPath, [...startScriptNodeOptions(), serverScript], {
     env: { PATH: process.env.PATH ?? '', PORT: '0', LOG_LEVEL: 'info', ...environment },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
