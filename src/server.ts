@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from './app.js'
 import { type DefaultTokenOutcome, provisionDefaultToken } from './auth/default-token.js'
 import { type Config, ConfigError, loadConfig, parseTokenList } from './config.js'
+import { stdoutLogDestination } from './http/log-destination.js'
 import { StoreUnavailableError } from './store/store-errors.js'
 
 // The only place that reads the environment, listens, and handles signals.
@@ -37,7 +38,7 @@ function hasConfiguredCredentials (config: Config): boolean {
 async function announceManagedTokens (app: FastifyInstance): Promise<void> {
   const announce = async (): Promise<boolean> => {
     try {
-      process.stdout.write(`\n${describe(await provisionDefaultToken(app.apiTokens)).join('\n')}\n\n`)
+      printAfterLogLines(`\n${describe(await provisionDefaultToken(app.apiTokens)).join('\n')}\n\n`)
       return true
     } catch (error) {
       if (!(error instanceof StoreUnavailableError)) throw error
@@ -45,7 +46,7 @@ async function announceManagedTokens (app: FastifyInstance): Promise<void> {
     }
   }
   if (await announce()) return
-  process.stdout.write('\nThe store cannot be reached yet: its managed tokens are checked (and a first token\n' +
+  printAfterLogLines('\nThe store cannot be reached yet: its managed tokens are checked (and a first token\n' +
     `created if it has none) once it can.\n${howToCreate}\n\n`)
   // A try can outlast the interval (a connection timeout, a migration in progress), so the next
   // is scheduled when the last has ended: never two at once.
@@ -59,6 +60,12 @@ async function announceManagedTokens (app: FastifyInstance): Promise<void> {
   }
   scheduleRetry()
   app.addHook('onClose', async () => clearTimeout(retry))
+}
+
+// Log lines are written at the end of the turn that logged them: those already logged go first.
+function printAfterLogLines (text: string): void {
+  stdoutLogDestination().flush()
+  process.stdout.write(text)
 }
 
 const storeRetryIntervalMs = 5000

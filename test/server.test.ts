@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs'
 import { connect } from 'node:net'
 import t from 'tap'
 import { Database } from '../src/store/sqlite/sqlite-driver.js'
-import { createPlant, serverScript, startServer } from './support/running-server.js'
+import { createPlant, serverArguments, startServer } from './support/running-server.js'
 
 const configuredToken = 'server-test-token-0123456789'
 
@@ -40,7 +40,7 @@ t.test('with API_TOKENS set, no managed token is created and nothing is printed 
 })
 
 t.test('a bad setting stops start-up with a message naming the variable', async (t) => {
-  const child = spawn(process.execPath, [serverScript], { env: { PATH: process.env.PATH ?? '', PORT: 'abc' } })
+  const child = spawn(process.execPath, serverArguments, { env: { PATH: process.env.PATH ?? '', PORT: 'abc' } })
   let stderr = ''
   child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
   const code = await new Promise((resolve) => child.on('exit', resolve))
@@ -126,7 +126,7 @@ t.test('an acknowledged create survives the process being killed', async (t) => 
 t.test('a port already in use stops start-up with exit code 1', async (t) => {
   const folder = t.testdir()
   const first = await startServer(t, { DATABASE_URL: `sqlite:${folder}/first.db`, API_TOKENS: configuredToken })
-  const second = spawn(process.execPath, [serverScript], {
+  const second = spawn(process.execPath, serverArguments, {
     env: { PATH: process.env.PATH ?? '', PORT: String(first.port), API_TOKENS: configuredToken, DATABASE_URL: `sqlite:${folder}/second.db` },
   })
   let stderr = ''

@@ -2,11 +2,13 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Test } from 'tap'
-import { startScriptNodeOptions } from './start-script.js'
+import { startScriptNodeOptions } from '../../bench/start-script.js'
 
 // The built service as an operator runs it: npm start's `node [options] dist/src/server.js`, configured by its
 // environment. `npm test` builds it first.
 export const serverScript = join(import.meta.dirname, '..', '..', 'dist', 'src', 'server.js')
+// Node's arguments to run it: npm start's options, then the script.
+export const serverArguments = [...startScriptNodeOptions(), serverScript]
 
 export interface RunningServer {
   readonly child: ChildProcess
@@ -20,8 +22,7 @@ export interface RunningServer {
 // and its output is shown then if the test failed.
 export async function startServer (t: Test, environment: Record<string, string>): Promise<RunningServer> {
   t.ok(existsSync(serverScript), 'the service is built (npm test runs npm run build first)')
-  // With the Node options npm start gives it.
-  const child = spawn(process.execPath, [...startScriptNodeOptions(), serverScript], {
+  const child = spawn(process.execPath, serverArguments, {
     env: { PATH: process.env.PATH ?? '', PORT: '0', LOG_LEVEL: 'info', ...environment },
     stdio: ['ignore', 'pipe', 'pipe'],
   })

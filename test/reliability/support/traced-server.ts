@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { accessSync, constants, readFileSync } from 'node:fs'
 import { delimiter, join } from 'node:path'
 import type { Test } from 'tap'
-import { serverScript } from '../../support/running-server.js'
+import { serverArguments } from '../../support/running-server.js'
 
 // The service under strace, which logs the system calls that write, send and sync: enough to
 // see in which order a commit reached the disk and its answers left for the clients.
@@ -38,7 +38,7 @@ export async function startTracedServer (t: Test, environment: Record<string, st
   if (strace === undefined) throw new Error('strace is not installed: install the strace package')
   const child = spawn(strace, [
     '-f', '-tt', '-y', '-s', '32', '-e', `trace=${tracedCalls.join(',')}`, '-o', traceFile,
-    process.execPath, serverScript,
+    process.execPath, ...serverArguments,
   ], {
     env: { PATH: process.env.PATH ?? '', PORT: '0', LOG_LEVEL: 'info', ...environment },
     stdio: ['ignore', 'pipe', 'pipe'],
