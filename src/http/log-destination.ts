@@ -8,11 +8,13 @@ import { writeSync } from 'node:fs'
 // after that turn's responses were handed to their sockets, and lines still waiting are
 // written when the process exits normally or after an uncaught error.
 //
-// A standard output that does not drain (a pipe whose reader stalls) is given a short time
-// each turn; what it did not take waits for the next turn, and past maxWaitingBytes the waiting
-// lines are dropped and counted in a line of their own, so the service neither stalls nor grows.
+// A standard output that does not drain (a pipe whose reader stalls) is given retryBudgetMs;
+// what it did not take waits, and is tried again (once, without waiting) every retryAfterMs or
+// at the next turn that logs. Past maxWaitingBytes the waiting lines are dropped and counted in
+// a line of their own, so the service neither stalls nor grows.
 // A standard output that is gone (EPIPE) loses the lines rather than the service.
 const retryBudgetMs = 50
+const retryAfterMs = 100
 const maxWaitingBytes = 16 * 1024 * 1024
 
 export interface LogDestination {
@@ -47,15 +49,18 @@ export function createTurnBufferedDestination (fd: number, writeBytes: WriteByte
       droppedLines = 0
     }
     if (waiting === '' && unwritten.length === 0) return
+    // Already behind: one try, without waiting, until the output takes bytes again.
+    const budgetMs = exiting ? 10 * retryBudgetMs : unwritten.length > 0 ? 0 : retryBudgetMs
     const bytes = unwritten.length === 0 ? Buffer.from(waiting) : Buffer.concat([unwritten, Buffer.from(waiting)])
     waiting = ''
-    unwritten = writeWithin(fd, bytes, writeBytes, exiting ? 10 * retryBudgetMs : retryBudgetMs)
-    if (unwritten.length > 0 && !exiting) scheduleFlush()
+    unwritten = writeWithin(fd, bytes, writeBytes, budgetMs)
+    if (unwritten.length > 0 && !exiting) scheduleFlush(retryAfterMs)
   }
-  const scheduleFlush = (): void => {
+  const scheduleFlush = (afterMs?: number): void => {
     if (flushScheduled) return
     flushScheduled = true
-    setImmediate(flush)
+    if (afterMs === undefined) setImmediate(flush)
+    else setTimeout(flush, afterMs).unref()
   }
   process.once('exit', () => {
     exiting = true

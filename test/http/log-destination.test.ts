@@ -61,6 +61,9 @@ t.test('a standard output that does not drain holds the service back a moment pe
   destination.write('{"n":1}\n')
   destination.flush()
   t.ok(Date.now() - started < 1000, `the flush gave up after a short time (${Date.now() - started} ms)`)
+  const behind = Date.now()
+  destination.flush()
+  t.ok(Date.now() - behind < 20, `once behind, a flush tries without waiting (${Date.now() - behind} ms)`)
   const line = `${'x'.repeat(1023)}\n`
   for (let index = 0; index < 17 * 1024; index++) destination.write(line)
   draining = true
