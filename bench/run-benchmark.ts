@@ -9,7 +9,7 @@ import { runLoad } from './load.js'
 import { formatTable, type Measurement, median, type ScenarioSummary } from './report.js'
 import { type ServerProcess, startServerProcess } from './server-process.js'
 import { storeTenMillionPlants, tenMillion } from './ten-million-plants.js'
-import { startScriptNodeOptions } from './start-script.js'
+import { startScriptNodeOptions } from '../test/support/start-script.js'
 
 // `npm run bench`: the service on SQLite and on PostgreSQL against a bare Fastify route, loaded
 // in turn, round after round, from this process. Prints the medians and stops by itself.

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Test } from 'tap'
-import { startScriptNodeOptions } from '../../bench/start-script.js'
+import { startScriptNodeOptions } from './start-script.js'
 
 // The built service as an operator runs it: npm start's `node [options] dist/src/server.js`, configured by its
 // environment. `npm test` builds it first.
