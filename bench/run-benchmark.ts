@@ -49,6 +49,8 @@ const freshBody = (): string => plantBody(++lastFreshId)
 // (some 10^6 ids drawn from 4.5 × 10^15) not to matter.
 const randomIdBody = (): string => plantBody(BigInt(Math.floor(Math.random() * 2 ** 52)))
 const tenMillionScenario = 'SQLite, 10M stored, random ids'
+// The empty store's run of the same creates, which the ten-million-plant run is compared with.
+const emptyStoreRandomIdsScenario = 'SQLite, random ids'
 let replays = 0
 const replayBody = (): string => plantBody(BigInt(1 + (replays++ % replayedIdCount)))
 
@@ -148,10 +150,12 @@ async function main (): Promise<void> {
 
     const summaries: ScenarioSummary[] = scenarios.map(({ name }) => ({ name, runs: runs.get(name)! }))
     process.stdout.write(`\n${formatTable(summaries)}\n\n`)
-    const medianRate = (name: string): number => median((runs.get(name) ?? []).map((run) => run.requestsPerSecond))
-    if (runs.has(tenMillionScenario) && runs.has('SQLite, random ids')) {
+    const tenMillionRuns = runs.get(tenMillionScenario)
+    const emptyStoreRuns = runs.get(emptyStoreRandomIdsScenario)
+    if (tenMillionRuns !== undefined && emptyStoreRuns !== undefined) {
+      const medianRate = (scenarioRuns: Measurement[]): number => median(scenarioRuns.map((run) => run.requestsPerSecond))
       process.stdout.write(`With ${tenMillion.toLocaleString('en-US')} plants stored, creates with random ids ran at ` +
-        `${Math.round(medianRate(tenMillionScenario) / medianRate('SQLite, random ids') * 100)}% of the empty store's rate.\n`)
+        `${Math.round(medianRate(tenMillionRuns) / medianRate(emptyStoreRuns) * 100)}% of the empty store's rate.\n`)
     }
     process.stdout.write(`${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${serverNodeVersion} (the servers), ${process.version} (the load); ` +
       `medians of ${rounds} rounds of ${durationSeconds} s runs (the bare route first and last in each), ` +
