@@ -7,6 +7,7 @@ import { SchemaViolationError } from '../errors/api-errors.js'
 import { markInt64Schemas } from '../int64/exact-int64-keyword.js'
 import type { RateLimits } from '../rate-limit/rate-limits.js'
 import { describeOperation, listOperations, type LoadedOpenApiDocument } from '../spec/openapi-document.js'
+import { withJsonResponsesOnly } from '../spec/json-responses-only.js'
 import { markRequestBodyStrings } from '../spec/storable-text.js'
 
 export interface OpenApiRoutesOptions {
@@ -37,7 +38,7 @@ async function openApiRoutes (app: FastifyInstance, options: OpenApiRoutesOption
   // requests keep one shape.
   app.decorateRequest('identity', null)
   await app.register(openapiGlue, {
-    specification: markRequestBodyStrings(markInt64Schemas(document)),
+    specification: withJsonResponsesOnly(markRequestBodyStrings(markInt64Schemas(document))),
     prefix: basePath,
     operationResolver: (operationId: string, method: string, openapiPath: string) => {
       const entry = operations.find((candidate) =>
