@@ -12,7 +12,8 @@ import { type Config, parseTokenList } from './config.js'
 import { createOperationHandlers } from './handlers/operation-handlers.js'
 import { answerClientError } from './http/client-error-response.js'
 import { ConnectionGuard } from './http/connection-guard.js'
-import { stdoutLogDestination } from './http/log-destination.js'
+import { type LogDestination, stdoutLogDestination } from './http/log-destination.js'
+import { prettyLogDestination } from './http/pretty-log-line.js'
 import { AccessLog, serializeRequest } from './http/request-log.js'
 import { sendError } from './http/error-response.js'
 import errorResponses from './plugins/error-responses.js'
@@ -62,7 +63,7 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
       // redacting there would copy every access line. Headers logged by hand are still redacted.
       serializers: { req: serializeRequest },
       redact: { paths: ['headers.authorization', 'headers.cookie'], censor: '[redacted]' },
-      stream: stdoutLogDestination(),
+      stream: logDestination(config),
     },
     logController: new AccessLog(),
     bodyLimit: config.BODY_LIMIT,
@@ -127,6 +128,12 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
     throw error
   }
   return app
+}
+
+function logDestination (config: AppConfig): LogDestination {
+  const terminal = process.stdout.isTTY === true
+  const pretty = config.LOG_FORMAT === 'pretty' || (config.LOG_FORMAT === 'auto' && terminal)
+  return pretty ? prettyLogDestination(stdoutLogDestination(), { colors: terminal && !('NO_COLOR' in process.env) }) : stdoutLogDestination()
 }
 
 // The ways a bearer token is accepted, cheapest first: the tokens of API_TOKENS (if any), the

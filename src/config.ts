@@ -84,6 +84,11 @@ export const ConfigSchema = Type.Object({
     Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'),
     Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent'),
   ], { default: 'info', description: 'one of fatal, error, warn, info, debug, trace, silent' }),
+  // JSON lines are what log collectors read; a person at a terminal reads lines of text.
+  LOG_FORMAT: Type.Union([Type.Literal('auto'), Type.Literal('json'), Type.Literal('pretty')], {
+    default: 'auto',
+    description: 'json, pretty (readable lines), or auto: pretty when standard output is a terminal, JSON otherwise',
+  }),
   BASE_PATH: Type.String({
     pattern: '^(/[A-Za-z0-9._~-]+)*$',
     default: '',
