@@ -4,6 +4,8 @@ import { buildApp } from './app.js'
 import { type DefaultTokenOutcome, provisionDefaultToken } from './auth/default-token.js'
 import { type Config, ConfigError, loadConfig, parseTokenList } from './config.js'
 import { stdoutLogDestination } from './http/log-destination.js'
+import { ListenError } from './http/listen-error.js'
+import { startupSummary } from './startup-summary.js'
 import { StoreUnavailableError } from './store/store-errors.js'
 
 // The only place that reads the environment, listens, and handles signals.
@@ -12,10 +14,15 @@ async function start (): Promise<void> {
   const app = await buildApp(config)
   try {
     if (!hasConfiguredCredentials(config)) await announceManagedTokens(app)
-    await app.listen({ port: config.PORT, host: config.HOST })
   } catch (error) {
     await app.close()
     throw error
+  }
+  try {
+    await app.listen({ port: config.PORT, host: config.HOST, listenTextResolver: startupSummary(app, config) })
+  } catch (error) {
+    await app.close()
+    throw new ListenError(config, error)
   }
   // SIGTERM and SIGINT stop new connections, let in-flight requests finish (a stalled one is
   // cut after REQUEST_TIMEOUT), then close the store; a second signal, or REQUEST_TIMEOUT plus
@@ -69,7 +76,7 @@ function printAfterLogLines (text: string): void {
 }
 
 const storeRetryIntervalMs = 5000
-const howToCreate = 'Create a token with: npm run token -- create --name <name>   (see README, "Credentials")'
+const howToCreate = 'Create a token with: npm run token -- create --name <name>   (see docs/credentials.md)'
 
 function describe (outcome: DefaultTokenOutcome): string[] {
   if (outcome.created) {
@@ -88,7 +95,7 @@ function describe (outcome: DefaultTokenOutcome): string[] {
 }
 
 start().catch((error: unknown) => {
-  if (error instanceof ConfigError) {
+  if (error instanceof ConfigError || error instanceof ListenError) {
     process.stderr.write(`${error.message}\n`)
   } else {
     process.stderr.write(`the service could not start: ${error instanceof Error ? error.stack : String(error)}\n`)

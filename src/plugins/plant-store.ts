@@ -6,6 +6,7 @@ import type { PlantStore } from '../store/plant-store.js'
 declare module 'fastify' {
   interface FastifyInstance {
     apiTokens: ApiTokenStore
+    plantStore: PlantStore
   }
 }
 
@@ -17,8 +18,10 @@ export interface PlantStoreOptions {
 // app's: it closes after the server has stopped taking requests and the in-flight ones have
 // finished.
 async function plantStore (app: FastifyInstance, { store }: PlantStoreOptions): Promise<void> {
-  // For src/server.ts, which provisions the first managed token.
+  // For src/server.ts, which provisions the first managed token and says at start which store
+  // it uses and what its migrations did.
   app.decorate('apiTokens', store.apiTokens)
+  app.decorate('plantStore', store)
   // A database that is not reachable yet does not stop start-up (requests get a 503 until it
   // is), but the operator is told at once rather than at the first failed request.
   app.addHook('onReady', async () => {

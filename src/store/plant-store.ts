@@ -1,4 +1,5 @@
 import type { ApiTokenStore } from './api-token-store.js'
+import type { MigrationReport } from './migrations.js'
 
 // A plant as every backend keeps it: its id, a bigint because ids are int64 (a JavaScript number
 // would merge ids that differ only above 2^53), and its document: the canonical JSON text
@@ -19,6 +20,9 @@ export interface CreatePlantOutcome {
 export interface PlantStore {
   // The managed API tokens, in the same database.
   readonly apiTokens: ApiTokenStore
+  // What opening the store migrated; undefined while a database that could not be reached at
+  // start (PostgreSQL starting after the service) has not been migrated yet.
+  readonly migrationsAtOpen?: MigrationReport | undefined
   // Stores the plant atomically, in one insert-or-compare. Rejects with PlantConflictError when
   // the id is taken by a plant with another document, and with StoreUnavailableError when the
   // backend cannot be reached for now.

@@ -37,7 +37,7 @@ export async function startServer (t: Test, environment: Record<string, string>)
 
   const deadline = Date.now() + 15_000
   while (Date.now() < deadline) {
-    const listening = /"msg":"Server listening at (http:\/\/127\.0\.0\.1:(\d+))"/.exec(output)
+    const listening = /Server listening at (http:\/\/127\.0\.0\.1:(\d+))[;"]/.exec(output)
     if (listening?.[1] !== undefined) {
       return { child, baseUrl: listening[1], port: Number(listening[2]), output: () => output, exited }
     }

@@ -5,7 +5,7 @@ import { canonicalJson } from '../../json/canonical-json.js'
 import { parseJsonExactly } from '../../json/parse-json-exactly.js'
 import type { ApiTokenStore } from '../api-token-store.js'
 import { BatchedCreates, compareWithStored, type CreateResult } from '../group-commit.js'
-import { applyMigrations } from '../migrations.js'
+import { applyMigrations, type MigrationReport } from '../migrations.js'
 import type { CreatePlantOutcome, PlantRow, PlantStore } from '../plant-store.js'
 import { StoreUnavailableError, translateStoreError } from '../store-errors.js'
 import { PostgresApiTokenStore } from './postgres-api-token-store.js'
@@ -60,6 +60,7 @@ export class PostgresPlantStore implements PlantStore {
   private readonly pool: pg.Pool
   private readonly creates: BatchedCreates
   private migrated = false
+  migrationsAtOpen: MigrationReport | undefined
   private migrationInFlight: Promise<void> | undefined
   private closed = false
 
@@ -233,7 +234,8 @@ export class PostgresPlantStore implements PlantStore {
     client.on('error', () => undefined)
     try {
       await client.connect()
-      await applyMigrations(postgresMigrationConnection(client))
+      const report = await applyMigrations(postgresMigrationConnection(client))
+      this.migrationsAtOpen ??= report
       this.migrated = true
     } finally {
       await client.end().catch(() => undefined)

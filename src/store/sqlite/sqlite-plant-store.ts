@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type { ApiTokenStore } from '../api-token-store.js'
 import { BatchedCreates, compareWithStored, type CreateResult } from '../group-commit.js'
-import { applyMigrations } from '../migrations.js'
+import { applyMigrations, type MigrationReport } from '../migrations.js'
 import type { CreatePlantOutcome, PlantRow, PlantStore } from '../plant-store.js'
 import { StoreUnavailableError, translateStoreError } from '../store-errors.js'
 import { SqliteApiTokenStore } from './sqlite-api-token-store.js'
@@ -23,7 +23,7 @@ const isTransientSqliteError = (error: unknown): boolean =>
 
 // The file (and its folder) created if need be, configured and migrated; closed again if any
 // of that fails, so a store that cannot start leaves no handle open.
-async function openDatabase (filename: string, busyTimeoutMs: number): Promise<Database> {
+async function openDatabase (filename: string, busyTimeoutMs: number): Promise<{ database: Database, migrations: MigrationReport }> {
   mkdirSync(dirname(filename), { recursive: true })
   const database = new Database(filename, { timeout: busyTimeoutMs })
   try {
@@ -32,8 +32,8 @@ async function openDatabase (filename: string, busyTimeoutMs: number): Promise<D
     database.pragma('journal_mode = WAL')
     database.pragma('synchronous = FULL')
     database.defaultSafeIntegers(true)
-    await applyMigrations(sqliteMigrationConnection(database))
-    return database
+    const migrations = await applyMigrations(sqliteMigrationConnection(database))
+    return { database, migrations }
   } catch (error) {
     database.close()
     throw error
@@ -47,10 +47,11 @@ export class SqlitePlantStore implements PlantStore {
   private readonly readDocument: (id: bigint) => string | undefined
 
   static async open ({ filename, busyTimeoutMs = 250 }: SqlitePlantStoreOptions): Promise<SqlitePlantStore> {
-    return new SqlitePlantStore(await openDatabase(filename, busyTimeoutMs))
+    const { database, migrations } = await openDatabase(filename, busyTimeoutMs)
+    return new SqlitePlantStore(database, migrations)
   }
 
-  private constructor (private readonly database: Database) {
+  private constructor (private readonly database: Database, readonly migrationsAtOpen: MigrationReport) {
     const insert = database.prepare('INSERT INTO plants (id, document) VALUES (?, ?) ON CONFLICT (id) DO NOTHING')
     const selectDocument = database.prepare<[bigint], string>('SELECT document FROM plants WHERE id = ?').pluck()
     // Each create inserts first and compares only when the id was taken, in arrival order, so

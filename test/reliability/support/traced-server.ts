@@ -76,7 +76,7 @@ export async function startTracedServer (t: Test, environment: Record<string, st
 async function waitForListening (child: ChildProcess, output: () => string): Promise<{ baseUrl: string, pid: number }> {
   const deadline = Date.now() + 60_000
   while (Date.now() < deadline) {
-    const listening = /"pid":(\d+).*"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)"/.exec(output())
+    const listening = /"pid":(\d+).*"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)[;"]/.exec(output())
     if (listening !== null) return { pid: Number(listening[1]), baseUrl: listening[2]! }
     if (child.exitCode !== null) break
     await new Promise((resolve) => setTimeout(resolve, 50))

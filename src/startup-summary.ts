@@ -1,0 +1,32 @@
+import type { FastifyInstance } from 'fastify'
+import { type Config, withoutPassword } from './config.js'
+import type { MigrationReport } from './store/migrations.js'
+import type { PlantStore } from './store/plant-store.js'
+
+// The one line a start logs once the service listens: where it listens, where its API reference
+// is, and which store it uses, where, and what its migrations did. It keeps Fastify's
+// "Server listening at <url>" opening, which tools already look for. Fastify logs a line per
+// address it listens on; the addresses after the first (HOST=0.0.0.0 listens on every
+// interface) get Fastify's plain line.
+export function startupSummary (app: FastifyInstance, config: Config): (address: string) => string {
+  let summarized = false
+  return (address) => {
+    if (summarized) return `Server listening at ${address}`
+    summarized = true
+    return `Server listening at ${address}; API reference at ${address}${config.BASE_PATH}/docs; ` +
+      `store: ${describeStore(config.DATABASE_URL, app.plantStore)}`
+  }
+}
+
+function describeStore (databaseUrl: string, store: PlantStore): string {
+  const where = databaseUrl.startsWith('sqlite:')
+    ? `SQLite file ${databaseUrl.slice('sqlite:'.length)}`
+    : `PostgreSQL ${withoutPassword(databaseUrl)}`
+  return `${where}, ${describeMigrations(store.migrationsAtOpen)}`
+}
+
+function describeMigrations (report: MigrationReport | undefined): string {
+  if (report === undefined) return 'not reachable yet: its migrations are applied once it is'
+  const migrated = report.appliedNow.length === 0 ? 'up to date' : `migrations ${report.appliedNow.join(', ')} applied now`
+  return `schema version ${report.schemaVersion}, ${migrated}`
+}
