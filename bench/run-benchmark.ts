@@ -34,7 +34,7 @@ const durationSeconds = Number(options.duration)
 const connections = Number(options.connections)
 
 const serverScript = join(import.meta.dirname, '..', 'src', 'server.js')
-// As `npm start` runs it (see the README's Benchmark section on memory).
+// As `npm start` runs it (see docs/benchmark.md on memory).
 const serviceNodeOptions = startScriptNodeOptions()
 const bareServerScript = join(import.meta.dirname, 'bare-fastify-server.js')
 const replayedIdCount = 1000

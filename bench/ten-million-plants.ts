@@ -6,7 +6,7 @@ export const tenMillion = 10_000_000
 // A SQLite store holding ten million plants, built with one statement: the store is opened once
 // so that its migrations make the tables, then ids spread across 2^52 are inserted in id order
 // (x · 1073741789 mod 2^52 for x = 1…10^7: distinct, as the multiplier is odd, and scattered as
-// random ids are). About 10 s and 430 MB on the machine of the README's table. Resolves with the
+// random ids are). About 10 s and 430 MB on the machine of docs/benchmark.md's table. Resolves with the
 // seconds it took.
 export async function storeTenMillionPlants (filename: string): Promise<number> {
   const store = await SqlitePlantStore.open({ filename })

@@ -152,7 +152,7 @@ export function compareWithStored (plant: PlantRow, storedDocument: string | und
 
 // While creates keep arriving, a batch waits up to three rounds of the event loop for more, and
 // one batch is in flight at a time, which keeps batches, not only the creates inside one, in
-// arrival order (the README's benchmark section has the measurements behind both).
+// arrival order (docs/benchmark.md has the measurements behind both).
 const batchLimits = { maxBatchSize: 512, maxBatchesInFlight: 1, maxGatherRounds: 3 }
 
 // The creates of a store, committed in batches: what both backends share.

@@ -91,7 +91,7 @@ const sdks: Sdk[] = [
       const sdk = join(sdkFolder, 'typescript')
       await run('npm install (sdk/typescript)', 'npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: sdk })
       await run('npm run build (sdk/typescript)', 'npm', ['run', 'build', '--silent'], { cwd: sdk })
-      // A project of the consumer's own, which installs the client by path as the README says.
+      // A project of the consumer's own, which installs the client by path as docs/sdks.md says.
       const consumer = join(buildFolder, 'typescript-consumer')
       rmSync(consumer, { recursive: true, force: true })
       mkdirSync(consumer, { recursive: true })
