@@ -45,7 +45,7 @@ prepend_install () {
 prepend_install sdk/python/README.md "**Install:** \`pip install $root/sdk/python\` (Python 3.10 or later), then \`import plant_store_client\`."
 prepend_install sdk/java/README.md "**Install:** \`mvn -f $root/sdk/java/pom.xml install -DskipTests\` (Java 8 or later), then depend on \`org.plantstore:plant-store-client:$API_VERSION\`."
 prepend_install sdk/go/README.md "**Install:** in your module, \`go mod edit -require=plant-store/sdk/go@v0.0.0 -replace=plant-store/sdk/go=$root/sdk/go\`, then \`import plantstore \"plant-store/sdk/go\"\`."
-prepend_install sdk/typescript/README.md "**Install:** \`(cd $root/sdk/typescript && npm install)\` (which builds it), then \`npm install $root/sdk/typescript\` and \`import { PlantsApi } from 'plant-store-client'\`. Ids are JavaScript numbers: see the Plant Store's docs/sdks.md on ids above 2^53."
+prepend_install sdk/typescript/README.md "**Install:** \`(cd $root/sdk/typescript && npm install && npm pack)\` (which builds and packs it), then \`npm install $root/sdk/typescript/plant-store-client-$API_VERSION.tgz\` and \`import { PlantsApi } from 'plant-store-client'\`. Ids are JavaScript numbers: see the Plant Store's docs/sdks.md on ids above 2^53."
 
 echo "Generated sdk/python, sdk/java, sdk/go and sdk/typescript from openapi.yaml $API_VERSION" \
   "with OpenAPI Generator $(node -p 'require("./openapitools.json")["generator-cli"].version')." \

@@ -1,7 +1,8 @@
 import createClient, { type Client } from 'openapi-fetch'
-// Through the package's own exports, so that the declarations tsc emits to dist/ name a file the
-// package ships (generated/openapi.d.ts) rather than a dist/generated/ that tsc never writes.
-import type { components, paths } from 'plant-store/openapi-types'
+// Through the package's own `imports`, so that the declarations tsc emits name a file the package
+// ships rather than a dist/generated/ that tsc never writes: generated/openapi.d.ts here, and
+// openapi.d.ts in the client's own package (client/, `npm run pack:client`).
+import type { components, paths } from '#openapi-types'
 import { stringifyWithBigInts } from '../int64/bigint-json.js'
 
 type Schemas = components['schemas']

@@ -7,7 +7,7 @@ import { exactInt64Keyword } from '../int64/exact-int64-keyword.js'
 import { storableTextKeyword } from '../spec/storable-text.js'
 import { PlantConflictError, StoreUnavailableError } from '../store/store-errors.js'
 
-interface SchemaProblem {
+export interface SchemaProblem {
   keyword: string
   instancePath: string
   message?: string
@@ -44,7 +44,9 @@ export function toApiError (error: unknown, request: FastifyRequest): ApiError {
   return new InternalError()
 }
 
-function schemaViolation (problems: SchemaProblem[], context: string): ApiError {
+// The first problem the validator found, as the answer the spec declares for it. The mock
+// (src/mock/) answers the bodies it checks with it too.
+export function schemaViolation (problems: readonly SchemaProblem[], context: string): ApiError {
   const [problem] = problems
   if (problem === undefined) return new SchemaViolationError(`${context} does not match the schema`)
   const field = context + problem.instancePath.replaceAll('/', '.')

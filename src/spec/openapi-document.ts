@@ -12,7 +12,10 @@ export type SecurityRequirement = Readonly<Record<string, readonly string[]>>
 
 export interface OpenApiOperation {
   readonly operationId?: string
-  readonly requestBody?: { readonly required?: boolean }
+  readonly requestBody?: {
+    readonly required?: boolean
+    readonly content?: Readonly<Record<string, { readonly schema?: unknown } | undefined>>
+  }
   readonly security?: readonly SecurityRequirement[]
 }
 

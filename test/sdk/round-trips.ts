@@ -4,6 +4,7 @@ import pg from 'pg'
 import t, { type Test } from 'tap'
 import { parse as parseYaml } from 'yaml'
 import { privatePostgres, privatePostgresSkipReason } from '../support/private-postgres.js'
+import { createConsumerProject } from '../support/consumer-project.js'
 import { type CommandResult, runCommand } from '../support/run-command.js'
 import { startServer } from '../support/running-server.js'
 import { readStoredPlants, type StoredPlantRow } from '../support/stored-plants.js'
@@ -90,14 +91,13 @@ const sdks: Sdk[] = [
     build: async () => {
       const sdk = join(sdkFolder, 'typescript')
       await run('npm install (sdk/typescript)', 'npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: sdk })
-      await run('npm run build (sdk/typescript)', 'npm', ['run', 'build', '--silent'], { cwd: sdk })
-      // A project of the consumer's own, which installs the client by path as docs/sdks.md says.
+      // Packed, its `prepare` script building it, and installed from the tarball by a project of
+      // the consumer's own, as the typed client's package is (test/client-package.test.ts).
+      const packed = await run('npm pack (sdk/typescript)', 'npm', ['pack', '--json', '--loglevel=error', '--pack-destination', buildFolder], { cwd: sdk })
+      const [{ filename }] = JSON.parse(packed.stdout) as [{ filename: string }]
       const consumer = join(buildFolder, 'typescript-consumer')
       rmSync(consumer, { recursive: true, force: true })
-      mkdirSync(consumer, { recursive: true })
-      writeFileSync(join(consumer, 'package.json'), JSON.stringify({
-        private: true, type: 'module', dependencies: { 'plant-store-client': `file:${sdk}` },
-      }))
+      await createConsumerProject(consumer, join(buildFolder, filename), buildTimeout)
       writeFileSync(join(consumer, 'tsconfig.json'), JSON.stringify({
         compilerOptions: {
           target: 'ES2022',
@@ -112,7 +112,6 @@ const sdks: Sdk[] = [
         files: ['round-trip.ts'],
       }))
       copyFileSync(join(projectRoot, 'test', 'sdk', 'typescript', 'round-trip.ts'), join(consumer, 'round-trip.ts'))
-      await run('npm install (the consumer)', 'npm', ['install', '--no-audit', '--no-fund', '--offline', '--loglevel=error'], { cwd: consumer })
       await run('tsc (the consumer)', join(projectRoot, 'node_modules', '.bin', 'tsc'), ['-p', join(consumer, 'tsconfig.json')])
       return [process.execPath, join(consumer, 'dist', 'round-trip.js')]
     },

@@ -1,0 +1,60 @@
+import type { IncomingHttpHeaders } from 'node:http'
+import type { FastifySchema } from 'fastify'
+import type { ApiError } from '../errors/api-errors.js'
+import { schemaViolation, type SchemaProblem } from '../errors/to-api-error.js'
+import { addExactInt64Keyword, markInt64Schemas } from '../int64/exact-int64-keyword.js'
+import { readJsonBody } from '../json/read-json-body.js'
+import { listOperations, type OpenApiDocument, pathTemplatePattern, resolveLocalRef } from '../spec/openapi-document.js'
+import { buildRequestValidator } from '../spec/request-validator.js'
+import { addStorableTextKeyword, markRequestBodyStrings } from '../spec/storable-text.js'
+
+type Validate = ((body: unknown) => unknown) & { errors?: readonly SchemaProblem[] | null }
+
+interface BodyOperation {
+  readonly method: string
+  readonly pattern: RegExp
+  readonly validate: Validate
+}
+
+export type RequestBodyCheck = (method: string, path: string, headers: IncomingHttpHeaders, body: Uint8Array) => ApiError | undefined
+
+// Why the service would refuse a request's body, as the ApiError it would answer, or undefined
+// when it would read it. Prism cannot serve here: it waits for ever on a body that is not JSON,
+// and answers every invalid body with the first example of the 400 response. So the mock reads
+// each body the spec declares with the service's own reader, validator and messages.
+export function createRequestBodyCheck (document: OpenApiDocument): RequestBodyCheck {
+  const marked = markRequestBodyStrings(markInt64Schemas(document))
+  const compile = buildRequestValidator({}, {
+    // buildApp's `ajv` options: the spec is exact, nothing is coerced, added or removed.
+    customOptions: { coerceTypes: false, useDefaults: false, removeAdditional: false, allErrors: false },
+    plugins: [addExactInt64Keyword, addStorableTextKeyword],
+  })
+  const operations: BodyOperation[] = listOperations(marked).flatMap(({ path, method, operation }) => {
+    const schema = operation.requestBody?.content?.['application/json']?.schema
+    if (schema === undefined) return []
+    const validate = compile({ schema: withRefsInlined(marked, schema) as FastifySchema, method, url: path, httpPart: 'body' }) as Validate
+    return [{ method, pattern: pathTemplatePattern(path), validate }]
+  })
+
+  return (method, path, headers, body) => {
+    const operation = operations.find((candidate) => candidate.method === method.toLowerCase() && candidate.pattern.test(path))
+    // No body to check, or one the service would not read either: Prism answers those.
+    if (operation === undefined || body.length === 0) return undefined
+    try {
+      if (operation.validate(readJsonBody(headers, body)) === true) return undefined
+      return schemaViolation(operation.validate.errors ?? [], 'body')
+    } catch (error) {
+      return error as ApiError
+    }
+  }
+}
+
+// The schema with every local $ref replaced by what it names, as fastify-openapi-glue hands it
+// to the validator. The spec's schemas are not recursive.
+function withRefsInlined (document: object, node: unknown): unknown {
+  if (Array.isArray(node)) return node.map((item) => withRefsInlined(document, item))
+  if (typeof node !== 'object' || node === null) return node
+  const { $ref } = node as { $ref?: unknown }
+  if (typeof $ref === 'string') return withRefsInlined(document, resolveLocalRef(document, $ref))
+  return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, withRefsInlined(document, value)]))
+}
