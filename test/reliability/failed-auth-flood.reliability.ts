@@ -1,4 +1,5 @@
 import { Agent } from 'node:http'
+import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { startServer } from '../support/running-server.js'
 import { postFrom } from './support/plant-requests.js'
@@ -10,6 +11,11 @@ const token = 'reliability-flood-token-0123456789'
 const guesses = 20_000
 const concurrency = 32
 const failedAuthLimit = 30
+// Windows start at multiples of their length: with a day's window, and a flood started more than
+// two minutes before one ends, no window ends during the test, whatever the time of day. (With
+// the default minute, a window that ended mid-flood let the right token through 30 guesses later.)
+const windowSeconds = 86_400
+const windowMarginMs = 2 * 60_000
 
 async function post (agent: Agent, port: number, localAddress: string, bearer: string, id: number): Promise<{ status: number, retryAfter: string | undefined }> {
   const { status, headers } = await postFrom(localAddress, port, bearer, JSON.stringify({ id, name: 'Guess' }), agent)
@@ -17,8 +23,14 @@ async function post (agent: Agent, port: number, localAddress: string, bearer: s
 }
 
 t.test(`${guesses} wrong tokens from one address are stopped after RATE_LIMIT_FAILED_AUTH; other addresses are not`, async (t) => {
+  const untilWindowEnds = windowSeconds * 1000 - (Date.now() % (windowSeconds * 1000))
+  if (untilWindowEnds < windowMarginMs) await sleep(untilWindowEnds + 1000)
   const server = await startServer(t, {
-    DATABASE_URL: `sqlite:${t.testdir()}/plants.db`, API_TOKENS: token, RATE_LIMIT_FAILED_AUTH: String(failedAuthLimit), LOG_LEVEL: 'info',
+    DATABASE_URL: `sqlite:${t.testdir()}/plants.db`,
+    API_TOKENS: token,
+    RATE_LIMIT_FAILED_AUTH: String(failedAuthLimit),
+    RATE_LIMIT_WINDOW: String(windowSeconds),
+    LOG_LEVEL: 'info',
   })
   const memory = watchMemory(server.child.pid ?? 0)
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency * 2 })
