@@ -9,6 +9,14 @@ import type { RateLimits } from '../rate-limit/rate-limits.js'
 import { describeOperation, listOperations, type LoadedOpenApiDocument } from '../spec/openapi-document.js'
 import { markRequestBodyStrings } from '../spec/storable-text.js'
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    // The operation a route serves, for the metrics and traces (src/plugins/metrics.ts,
+    // src/tracing/tracing.ts); unrouted requests have none.
+    operationId?: string
+  }
+}
+
 export interface OpenApiRoutesOptions {
   readonly openApi: LoadedOpenApiDocument
   // Keyed by operationId.
@@ -53,6 +61,7 @@ async function openApiRoutes (app: FastifyInstance, options: OpenApiRoutesOption
         method,
         url: toFastifyPath(openapiPath),
         handler: handlers[operationId] as RouteHandlerMethod,
+        config: { operationId },
         ...(onRequest.length === 0 ? {} : { onRequest }),
         ...(entry.operation.requestBody?.required === true ? { preValidation: requireBody } : {}),
       }
