@@ -39,7 +39,7 @@ testOnEveryBackend(t, 'requests, their latency and the store\'s batches are coun
   t.equal(valueOf(text, 'plant_store_http_requests_total{operation="getPlant",status="401"}'), 1)
   t.equal(valueOf(text, 'plant_store_http_requests_total{operation="unrouted",status="404"}'), 1, 'an unknown path is counted as unrouted')
   t.equal(valueOf(text, 'plant_store_http_request_duration_seconds_count{operation="createPlant"}'), 2)
-  t.equal(valueOf(text, 'plant_store_http_request_duration_seconds_bucket{operation="createPlant",le="+Inf"}'), 2)
+  t.equal(valueOf(text, 'plant_store_http_request_duration_seconds_bucket{le="+Inf",operation="createPlant"}'), 2)
   t.ok((valueOf(text, 'plant_store_http_request_duration_seconds_sum{operation="createPlant"}') ?? 0) > 0, 'the latency is measured')
 
   const backend = database.backend === 'SQLite' ? 'sqlite' : 'postgres'
