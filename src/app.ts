@@ -7,6 +7,7 @@ import { createJwtVerifier } from './auth/jwt/jwt-verifier.js'
 import { createJwtTokenVerifier } from './auth/jwt-token-verifier.js'
 import { jwtSettingsOf } from './auth/jwt-settings.js'
 import { createManagedTokenVerifier } from './auth/managed-token-verifier.js'
+import { createMetricsAuth } from './auth/metrics-auth.js'
 import type { TokenVerifier } from './auth/token-verifier.js'
 import { type Config, parseTokenList } from './config.js'
 import { createOperationHandlers } from './handlers/operation-handlers.js'
@@ -19,6 +20,7 @@ import { sendError } from './http/error-response.js'
 import errorResponses from './plugins/error-responses.js'
 import httpProtocol from './plugins/http-protocol.js'
 import jsonBody from './plugins/json-body.js'
+import observabilityPlugin, { Observability } from './plugins/observability.js'
 import openApiRoutes from './plugins/openapi-routes.js'
 import plantStore from './plugins/plant-store.js'
 import responseHeaders from './plugins/response-headers.js'
@@ -106,8 +108,10 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
     },
   })
 
-  const store = dependencies.store ?? await openPlantStore(config, app.log)
+  const observability = await Observability.create(config)
+  const store = dependencies.store ?? await openPlantStore(config, app.log, observability.observeBatches)
   try {
+    await app.register(observabilityPlugin, { observability })
     await app.register(plantStore, { store })
     await app.register(errorResponses)
     await app.register(responseHeaders)
@@ -117,8 +121,11 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
     await app.register(openApiRoutes, {
       openApi,
       basePath: config.BASE_PATH,
-      handlers: createOperationHandlers({ store, openApi }),
-      securityHandlers: { bearerAuth: createBearerAuth(app.auth, await tokenVerifiers(app, config, store)) },
+      handlers: createOperationHandlers({ store, openApi, metrics: observability.metrics }),
+      securityHandlers: observability.traceAuthentication({
+        bearerAuth: createBearerAuth(app.auth, await tokenVerifiers(app, config, store)),
+        metricsToken: createMetricsAuth(config.METRICS_TOKEN),
+      }),
       rateLimits: createRateLimits(config, dependencies.rateLimitTuning),
     })
     await app.register(unroutedRequests, { openApi, basePath: config.BASE_PATH })

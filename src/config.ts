@@ -142,6 +142,32 @@ export const ConfigSchema = Type.Object({
     default: 30,
     description: 'the most failed authentications one client address may have in a window before its requests to protected operations are refused until the window ends, from 1 to 1000000000',
   }),
+  METRICS: Type.Union([Type.Literal('on'), Type.Literal('off')], {
+    default: 'on',
+    description: 'on (GET /metrics serves the Prometheus metrics) or off (GET /metrics answers 404, and nothing is measured)',
+  }),
+  METRICS_TOKEN: Type.String({
+    pattern: `^(${token68Source})?$`,
+    default: '',
+    description: 'empty (GET /metrics needs no credentials), or the bearer token GET /metrics requires, of A-Z a-z 0-9 - . _ ~ + / and then any "=" padding',
+  }),
+  // The names and meanings of the OpenTelemetry SDK's own variables, so that a collector set up
+  // for other services is pointed at this one the same way.
+  OTEL_EXPORTER_OTLP_ENDPOINT: Type.String({
+    pattern: '^(https?://.+)?$',
+    default: '',
+    description: 'empty (no traces, unless OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set), or the http(s):// base URL of an OTLP/HTTP collector; traces go to its /v1/traces',
+  }),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: Type.String({
+    pattern: '^(https?://.+)?$',
+    default: '',
+    description: 'empty, or the full http(s):// URL traces are sent to (OTLP/HTTP, JSON), used as it is; it wins over OTEL_EXPORTER_OTLP_ENDPOINT',
+  }),
+  OTEL_SERVICE_NAME: Type.String({
+    minLength: 1,
+    default: 'plant-store',
+    description: 'the service.name the traces carry',
+  }),
 })
 
 export type Config = Static<typeof ConfigSchema>
@@ -178,7 +204,7 @@ export function loadConfig (environment: Readonly<Record<string, string | undefi
 
 // Start-up errors end up in logs: a bad token list is not repeated, nor a database password.
 function shownValue (name: string, value: string | undefined): string {
-  if (name === 'API_TOKENS') return '(not shown)'
+  if (name === 'API_TOKENS' || name === 'METRICS_TOKEN') return '(not shown)'
   if (name === 'DATABASE_URL' && value !== undefined) return JSON.stringify(withoutPassword(value))
   return JSON.stringify(value)
 }

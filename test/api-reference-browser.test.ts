@@ -55,9 +55,11 @@ async function createPlantThroughTheDocs (t: Test, basePath: string, screenshotN
   await page.locator('.swagger-ui .info .title', { hasText: 'Plant Store' }).waitFor()
 
   await page.locator('.scheme-container button.authorize').click()
-  await page.locator('.modal-ux input').fill(testToken)
-  await page.locator('.modal-ux .auth-btn-wrapper button.authorize').click()
-  await page.locator('.modal-ux button.btn-done').click()
+  // The dialog has a form per security scheme; the plant operations ask for bearerAuth.
+  const bearerAuth = page.locator('.modal-ux form', { hasText: 'bearerAuth (http, Bearer)' })
+  await bearerAuth.locator('input').fill(testToken)
+  await bearerAuth.locator('.auth-btn-wrapper button.authorize').click()
+  await bearerAuth.locator('button.btn-done').click()
 
   const operation = page.locator('#operations-plants-createPlant')
   await operation.locator('.opblock-summary').click()

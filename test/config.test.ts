@@ -1,5 +1,6 @@
 import t from 'tap'
 import { ConfigError, loadConfig, parseTokenList } from '../src/config.js'
+import { tracesEndpointOf } from '../src/tracing/traces-endpoint.js'
 
 t.test('an empty environment gives the documented defaults', async (t) => {
   t.same(loadConfig({}), {
@@ -27,6 +28,11 @@ t.test('an empty environment gives the documented defaults', async (t) => {
     RATE_LIMIT_PER_CREDENTIAL: 60_000,
     RATE_LIMIT_PER_ADDRESS: 6000,
     RATE_LIMIT_FAILED_AUTH: 30,
+    METRICS: 'on',
+    METRICS_TOKEN: '',
+    OTEL_EXPORTER_OTLP_ENDPOINT: '',
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '',
+    OTEL_SERVICE_NAME: 'plant-store',
   })
 })
 
@@ -55,6 +61,11 @@ t.test('settings are read from their variables and converted to their types', as
     RATE_LIMIT_PER_CREDENTIAL: '1000',
     RATE_LIMIT_PER_ADDRESS: '100',
     RATE_LIMIT_FAILED_AUTH: '5',
+    METRICS: 'off',
+    METRICS_TOKEN: 'scrape-token',
+    OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://traces.example.com/v1/traces',
+    OTEL_SERVICE_NAME: 'plants-eu-1',
     UNRELATED: 'ignored',
   })
   t.same(config, {
@@ -82,7 +93,25 @@ t.test('settings are read from their variables and converted to their types', as
     RATE_LIMIT_PER_CREDENTIAL: 1000,
     RATE_LIMIT_PER_ADDRESS: 100,
     RATE_LIMIT_FAILED_AUTH: 5,
+    METRICS: 'off',
+    METRICS_TOKEN: 'scrape-token',
+    OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://traces.example.com/v1/traces',
+    OTEL_SERVICE_NAME: 'plants-eu-1',
   })
+})
+
+t.test('METRICS_TOKEN is never repeated in a refusal', async (t) => {
+  t.throws(() => loadConfig({ METRICS_TOKEN: 'not a token;' }), { message: /METRICS_TOKEN=\(not shown\) is not valid/ })
+})
+
+t.test('the traces endpoint follows the OpenTelemetry variables', async (t) => {
+  const endpointOf = (environment: Record<string, string>): string | undefined => tracesEndpointOf(loadConfig(environment))
+  t.equal(endpointOf({}), undefined, 'no endpoint, no traces')
+  t.equal(endpointOf({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }), 'http://collector:4318/v1/traces')
+  t.equal(endpointOf({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/otlp/' }), 'http://collector:4318/otlp/v1/traces')
+  t.equal(endpointOf({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://b:4318/traces' }), 'http://b:4318/traces')
+  t.throws(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }), ConfigError, 'a URL with its scheme')
 })
 
 t.test('DATABASE_URL takes a SQLite file or a PostgreSQL URL', async (t) => {

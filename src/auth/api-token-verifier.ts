@@ -11,10 +11,10 @@ interface ConfiguredToken {
 // The tokens of API_TOKENS, fixed for the life of the app. Each one's identity is its place in the
 // list (`api-token:1` for the first): the same on every instance configured alike, and nothing
 // derived from the token, which any hash of it in a log would let an offline guess confirm.
-export function createApiTokenVerifier (tokens: readonly string[]): TokenVerifier {
+export function createApiTokenVerifier (tokens: readonly string[], kind: 'api-token' | 'metrics-token' = 'api-token'): TokenVerifier {
   const configured = tokens.map((token, index): ConfiguredToken => {
     const digest = tokenDigest(token)
-    const identity = identityOf('api-token', String(index + 1))
+    const identity = identityOf(kind, String(index + 1))
     return { digest, accepted: { identity, reusableUntil: Number.POSITIVE_INFINITY } }
   })
   return function verifyApiToken (token) {

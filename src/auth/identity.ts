@@ -1,8 +1,8 @@
 // Who a request authenticated as: logged in its access line and what the per-credential rate
 // limit counts its requests against. It names the credential without holding it: a managed
 // token's name, a JWT's `sub`, or for a token of API_TOKENS (which has no name) its place in that
-// list. The token itself is never kept here, so never logged.
-export type IdentityKind = 'api-token' | 'token' | 'jwt'
+// list, and for METRICS_TOKEN `metrics-token:1`. The token itself is never kept here, so never logged.
+export type IdentityKind = 'api-token' | 'metrics-token' | 'token' | 'jwt'
 
 export interface Identity {
   readonly kind: IdentityKind

@@ -187,6 +187,9 @@ export interface RateLimitState {
 // nothing) and the seconds until it is restored (t). Retry-After names the same moment, which
 // the draft asks it not to put before t.
 export class TooManyRequestsError extends ApiError {
+  // The policy that refused, for the metrics.
+  readonly policy: string
+
   constructor (code: RateLimitCode, exceeded: string, { policy, quota, windowSeconds, secondsUntilReset }: RateLimitState) {
     super(code,
       `${exceeded} (its limit is ${quota} per ${windowSeconds} seconds); ` +
@@ -195,6 +198,7 @@ export class TooManyRequestsError extends ApiError {
         ratelimit: `"${policy}";r=0;t=${secondsUntilReset}`,
         'ratelimit-policy': `"${policy}";q=${quota};w=${windowSeconds}`,
       })
+    this.policy = policy
   }
 }
 

@@ -1,9 +1,11 @@
 import { loadApiReferenceFiles } from '../api-reference/api-reference-files.js'
+import type { ServiceMetrics } from '../metrics/service-metrics.js'
 import type { LoadedOpenApiDocument } from '../spec/openapi-document.js'
 import type { PlantStore } from '../store/plant-store.js'
 import { getApiReferenceAssetHandler, getApiReferenceHandler } from './api-reference.js'
 import { createPlantHandler } from './create-plant.js'
 import { getPlantHandler } from './get-plant.js'
+import { getMetricsHandler } from './metrics.js'
 import type { OperationHandlers } from './operation-handler.js'
 import {
   getHealthHandler, getOpenApiJsonHandler, getOpenApiYamlHandler, getReadinessHandler,
@@ -12,15 +14,18 @@ import {
 export interface HandlerDependencies {
   readonly store: PlantStore
   readonly openApi: LoadedOpenApiDocument
+  // Undefined with METRICS=off.
+  readonly metrics: ServiceMetrics | undefined
 }
 
 // The service handlers fastify-openapi-glue binds, keyed by operationId.
-export function createOperationHandlers ({ store, openApi }: HandlerDependencies): OperationHandlers {
+export function createOperationHandlers ({ store, openApi, metrics }: HandlerDependencies): OperationHandlers {
   return {
     createPlant: createPlantHandler(store, openApi),
     getPlant: getPlantHandler(store),
     getHealth: getHealthHandler(),
     getReadiness: getReadinessHandler(store),
+    getMetrics: getMetricsHandler(metrics),
     getOpenApiJson: getOpenApiJsonHandler(openApi),
     getOpenApiYaml: getOpenApiYamlHandler(openApi),
     getApiReference: getApiReferenceHandler(openApi),

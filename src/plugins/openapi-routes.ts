@@ -10,6 +10,14 @@ import { describeOperation, listOperations, type LoadedOpenApiDocument } from '.
 import { withJsonResponsesOnly } from '../spec/json-responses-only.js'
 import { markRequestBodyStrings } from '../spec/storable-text.js'
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    // The operation a route serves, for the metrics and traces (src/plugins/metrics.ts,
+    // src/tracing/tracing.ts); unrouted requests have none.
+    operationId?: string
+  }
+}
+
 export interface OpenApiRoutesOptions {
   readonly openApi: LoadedOpenApiDocument
   // Keyed by operationId.
@@ -54,6 +62,7 @@ async function openApiRoutes (app: FastifyInstance, options: OpenApiRoutesOption
         method,
         url: toFastifyPath(openapiPath),
         handler: handlers[operationId] as RouteHandlerMethod,
+        config: { operationId },
         ...(onRequest.length === 0 ? {} : { onRequest }),
         ...(entry.operation.requestBody?.required === true ? { preValidation: requireBody } : {}),
       }

@@ -1,5 +1,7 @@
 import { setImmediate as nextRoundOfTheEventLoop } from 'node:timers/promises'
+import { performance } from 'node:perf_hooks'
 import { isSameJson } from '../json/canonical-json.js'
+import type { BatchObserver } from './batch-observer.js'
 import type { CreatePlantOutcome, PlantRow } from './plant-store.js'
 import { PlantConflictError, StoreUnavailableError } from './store-errors.js'
 
@@ -31,10 +33,14 @@ export interface GroupCommitOptions {
   // Rounds of the event loop a batch may wait for more writes while they keep arriving.
   readonly maxGatherRounds: number
   readonly isolateFailure: (error: unknown) => boolean
+  // Told of each transaction: the batch's, or each write's alone when a batch is retried so.
+  readonly observer?: BatchObserver | undefined
 }
 
 interface Waiting<Item, Outcome> {
   readonly item: Item
+  // What the observer's writeQueued returned for this write.
+  readonly observed: unknown
   readonly resolve: (outcome: Outcome) => void
   readonly reject: (error: unknown) => void
 }
@@ -55,8 +61,9 @@ export class GroupCommit<Item, Outcome> {
   }
 
   submit (item: Item): Promise<Outcome> {
+    const observed = this.options.observer?.writeQueued?.()
     return new Promise<Outcome>((resolve, reject) => {
-      this.queue.push({ item, resolve, reject })
+      this.queue.push({ item, observed, resolve, reject })
       this.scheduleBatch()
     })
   }
@@ -109,7 +116,7 @@ export class GroupCommit<Item, Outcome> {
   private async commit (batch: ReadonlyArray<Waiting<Item, Outcome>>): Promise<void> {
     let outcomes: readonly Outcome[]
     try {
-      outcomes = await this.commitBatch(batch.map(({ item }) => item))
+      outcomes = await this.commitObserved(batch)
     } catch (error) {
       if (batch.length > 1 && this.options.isolateFailure(error)) await this.commitOneByOne(batch)
       else for (const waiting of batch) waiting.reject(error)
@@ -122,13 +129,31 @@ export class GroupCommit<Item, Outcome> {
     batch.forEach((waiting, index) => waiting.resolve(outcomes[index]!))
   }
 
+  private async commitObserved (batch: ReadonlyArray<Waiting<Item, Outcome>>): Promise<readonly Outcome[]> {
+    const items = batch.map(({ item }) => item)
+    const observer = this.options.observer
+    if (observer === undefined) return this.commitBatch(items)
+    const ended = observer.batchStarted(batch.map(({ observed }) => observed))
+    const started = performance.now()
+    const durationSeconds = (): number => (performance.now() - started) / 1000
+    try {
+      const outcomes = await this.commitBatch(items)
+      ended({ durationSeconds: durationSeconds() })
+      return outcomes
+    } catch (error) {
+      ended({ durationSeconds: durationSeconds(), error })
+      throw error
+    }
+  }
+
   // Each write alone, in order, letting the event loop run between them. A failure that is the
   // store's (not the write's) ends the retries: the writes left get it too.
   private async commitOneByOne (batch: ReadonlyArray<Waiting<Item, Outcome>>): Promise<void> {
-    for (const [index, { item, resolve, reject }] of batch.entries()) {
+    for (const [index, waiting] of batch.entries()) {
+      const { resolve, reject } = waiting
       await nextRoundOfTheEventLoop()
       try {
-        const [outcome] = await this.commitBatch([item])
+        const [outcome] = await this.commitObserved([waiting])
         if (outcome === undefined) throw new Error('a write committed with no outcome')
         resolve(outcome)
       } catch (error) {
@@ -160,8 +185,12 @@ export class BatchedCreates {
   private readonly groupCommit: GroupCommit<PlantRow, CreateResult>
   private closing = false
 
-  constructor (commitBatch: CommitBatch<PlantRow, CreateResult>, isolateFailure: GroupCommitOptions['isolateFailure']) {
-    this.groupCommit = new GroupCommit(commitBatch, { ...batchLimits, isolateFailure })
+  constructor (
+    commitBatch: CommitBatch<PlantRow, CreateResult>,
+    isolateFailure: GroupCommitOptions['isolateFailure'],
+    observer?: BatchObserver
+  ) {
+    this.groupCommit = new GroupCommit(commitBatch, { ...batchLimits, isolateFailure, observer })
   }
 
   async create (plant: PlantRow): Promise<CreatePlantOutcome> {

@@ -1,3 +1,4 @@
+import type { BatchObserver, StoreBackend } from './batch-observer.js'
 import type { PlantStore } from './plant-store.js'
 import { PostgresPlantStore } from './postgres/postgres-plant-store.js'
 import { SqlitePlantStore } from './sqlite/sqlite-plant-store.js'
@@ -11,19 +12,27 @@ export interface PlantStoreLogger {
   warn (details: object, message: string): void
 }
 
+// The observer a backend's batches are told to, if any.
+export type ObserveBatches = (backend: StoreBackend) => BatchObserver | undefined
+
 // DATABASE_URL picks the backend: `sqlite:<path>` is a SQLite file, relative to the working
 // directory; `postgres://` or `postgresql://` is a PostgreSQL database. The config schema has
 // already refused any other form.
-export async function openPlantStore (settings: PlantStoreSettings, logger: PlantStoreLogger): Promise<PlantStore> {
+export async function openPlantStore (
+  settings: PlantStoreSettings,
+  logger: PlantStoreLogger,
+  observeBatches: ObserveBatches = () => undefined
+): Promise<PlantStore> {
   const { DATABASE_URL: databaseUrl } = settings
   if (databaseUrl.startsWith('sqlite:')) {
-    return SqlitePlantStore.open({ filename: databaseUrl.slice('sqlite:'.length) })
+    return SqlitePlantStore.open({ filename: databaseUrl.slice('sqlite:'.length), batchObserver: observeBatches('sqlite') })
   }
   if (/^postgres(ql)?:\/\//.test(databaseUrl)) {
     return PostgresPlantStore.open({
       connectionString: databaseUrl,
       poolSize: settings.DATABASE_POOL_SIZE,
       onIdleConnectionError: (error) => logger.warn({ err: error }, 'an idle PostgreSQL connection failed and was dropped'),
+      batchObserver: observeBatches('postgres'),
     })
   }
   throw new Error('unsupported DATABASE_URL')

@@ -122,16 +122,25 @@ function declaredPathFor (concrete: string): string | undefined {
     declaredPaths.find(({ pattern }) => pattern.test(concrete))?.path
 }
 
+// A media type declared with its parameters (the metrics' `text/plain; version=0.0.4; ...`) is
+// met only by a Content-Type that has them all; one declared bare, by the type alone.
+function declaredMediaTypeOf (content: Record<string, MediaType>, contentType: string): string {
+  const [type = '', ...parameters] = contentType.split(';').map((part) => part.trim().toLowerCase())
+  const withParameters = [type, ...parameters.filter((parameter) => parameter !== '')].join('; ')
+  return content[withParameters] !== undefined ? withParameters : type
+}
+
 function checkBody (t: Test, exchange: Exchange, content: Record<string, MediaType>, contentPointer: string): unknown {
-  const mediaType = (exchange.contentType ?? '').split(';')[0]?.trim() ?? ''
+  const mediaType = declaredMediaTypeOf(content, exchange.contentType ?? '')
   if (content[mediaType] === undefined) {
     t.fail(`content type ${JSON.stringify(mediaType)} is not declared (declared: ${Object.keys(content).join(', ')})`)
     return undefined
   }
   const body = parsedBody(mediaType, exchange.bodyText)
+  // A pointer is read as a URI fragment: the spaces and semicolons of parameters are escaped.
   const schemaPointer = contentPointer === errorSchemaPointer
     ? errorSchemaPointer
-    : `${contentPointer}/${escape(mediaType)}/schema`
+    : `${contentPointer}/${encodeURIComponent(escape(mediaType))}/schema`
   const validate = validatorFor(schemaPointer)
   const valid = validate(body)
   t.ok(valid, `the ${exchange.statusCode} body matches ${schemaPointer}${valid ? '' : ': ' + ajv.errorsText(validate.errors)}`)

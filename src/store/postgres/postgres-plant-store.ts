@@ -4,6 +4,7 @@ import { parseIntoClientConfig } from 'pg-connection-string'
 import { canonicalJson } from '../../json/canonical-json.js'
 import { parseJsonExactly } from '../../json/parse-json-exactly.js'
 import type { ApiTokenStore } from '../api-token-store.js'
+import type { BatchObserver } from '../batch-observer.js'
 import { BatchedCreates, compareWithStored, type CreateResult } from '../group-commit.js'
 import { applyMigrations, type MigrationReport } from '../migrations.js'
 import type { CreatePlantOutcome, PlantRow, PlantStore } from '../plant-store.js'
@@ -24,6 +25,7 @@ export interface PostgresPlantStoreOptions {
   readonly statementTimeoutMs?: number
   // An idle connection that breaks (the server restarted) is dropped and replaced; this is told.
   readonly onIdleConnectionError?: (error: Error) => void
+  readonly batchObserver?: BatchObserver | undefined
 }
 
 // Errors raised by the batch statement itself, which then wrote nothing: only these may be one
@@ -82,7 +84,7 @@ export class PostgresPlantStore implements PlantStore {
   }
 
   private constructor ({
-    connectionString, poolSize, connectTimeoutMs = 2000, statementTimeoutMs = 5000, onIdleConnectionError,
+    connectionString, poolSize, connectTimeoutMs = 2000, statementTimeoutMs = 5000, onIdleConnectionError, batchObserver,
   }: PostgresPlantStoreOptions) {
     const fromUrl = parseIntoClientConfig(connectionString)
     this.connection = {
@@ -103,7 +105,8 @@ export class PostgresPlantStore implements PlantStore {
     this.pool.on('error', (error) => onIdleConnectionError?.(error))
     this.creates = new BatchedCreates(
       async (plants) => this.translateErrors(() => this.onMigratedTables(() => this.insertOrCompare(plants))),
-      (error) => refusedByBatchStatement.has(error as object)
+      (error) => refusedByBatchStatement.has(error as object),
+      batchObserver
     )
     this.apiTokens = new PostgresApiTokenStore(async (query) => this.runQuery(query))
   }

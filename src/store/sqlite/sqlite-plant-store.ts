@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type { ApiTokenStore } from '../api-token-store.js'
+import type { BatchObserver } from '../batch-observer.js'
 import { BatchedCreates, compareWithStored, type CreateResult } from '../group-commit.js'
 import { applyMigrations, type MigrationReport } from '../migrations.js'
 import type { CreatePlantOutcome, PlantRow, PlantStore } from '../plant-store.js'
@@ -14,6 +15,7 @@ export interface SqlitePlantStoreOptions {
   // How long a write waits for another connection's lock before the request gets a 503. The
   // wait blocks the event loop (SQLite sleeps in the calling thread), so it is kept short.
   readonly busyTimeoutMs?: number
+  readonly batchObserver?: BatchObserver | undefined
 }
 
 // Failures that say "not now" rather than "never": the request may be retried.
@@ -46,12 +48,16 @@ export class SqlitePlantStore implements PlantStore {
   private readonly readMigrationVersion: () => unknown
   private readonly readDocument: (id: bigint) => string | undefined
 
-  static async open ({ filename, busyTimeoutMs = 250 }: SqlitePlantStoreOptions): Promise<SqlitePlantStore> {
+  static async open ({ filename, busyTimeoutMs = 250, batchObserver }: SqlitePlantStoreOptions): Promise<SqlitePlantStore> {
     const { database, migrations } = await openDatabase(filename, busyTimeoutMs)
-    return new SqlitePlantStore(database, migrations)
+    return new SqlitePlantStore(database, migrations, batchObserver)
   }
 
-  private constructor (private readonly database: Database, readonly migrationsAtOpen: MigrationReport) {
+  private constructor (
+    private readonly database: Database,
+    readonly migrationsAtOpen: MigrationReport,
+    batchObserver: BatchObserver | undefined
+  ) {
     const insert = database.prepare('INSERT INTO plants (id, document) VALUES (?, ?) ON CONFLICT (id) DO NOTHING')
     const selectDocument = database.prepare<[bigint], string>('SELECT document FROM plants WHERE id = ?').pluck()
     // Each create inserts first and compares only when the id was taken, in arrival order, so
@@ -71,7 +77,7 @@ export class SqlitePlantStore implements PlantStore {
       // inside it: nothing committed, nothing flushed.
       if (database.inTransaction) throw new StoreUnavailableError(1)
       return commitCreates.immediate(plants)
-    }), (error) => !(error instanceof StoreUnavailableError))
+    }), (error) => !(error instanceof StoreUnavailableError), batchObserver)
     // Ready means able to write: take the write lock (as a create would) and read the file.
     const migrationVersion = database.prepare('SELECT max(version) FROM schema_migrations').pluck()
     const readUnderWriteLock = database.transaction(() => migrationVersion.get())

@@ -1,0 +1,13 @@
+import type { operations } from '../../generated/openapi.js'
+import { NotFoundError } from '../errors/api-errors.js'
+import type { ServiceMetrics } from '../metrics/service-metrics.js'
+import type { OperationHandler } from './operation-handler.js'
+
+// With METRICS=off there are no metrics: the path answers as an unknown one would.
+export function getMetricsHandler (metrics: ServiceMetrics | undefined): OperationHandler<operations['getMetrics']> {
+  return async function getMetrics (request, reply) {
+    if (metrics === undefined) throw NotFoundError.forRoute(request.method, request.routeOptions.url ?? '/metrics')
+    reply.type(metrics.contentType)
+    return metrics.exposition()
+  }
+}

@@ -1,0 +1,78 @@
+// Upper bounds of the latency buckets, in milliseconds as Fastify measures (they are exposed in
+// seconds): fine below 5 ms, where this service answers most requests, then prom-client's defaults.
+export const latencyBoundsMs = [0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000]
+
+const requestsName = 'plant_store_http_requests_total'
+const durationName = 'plant_store_http_request_duration_seconds'
+
+// One operation's responses: counts by status, and a latency histogram.
+export class OperationMetrics {
+  readonly #responses = new Map<number, number>()
+  // Responses per bucket, not cumulated; the last is beyond every bound (+Inf).
+  readonly #buckets = new Float64Array(latencyBoundsMs.length + 1)
+  #sumMs = 0
+  #count = 0
+
+  constructor (readonly operation: string) {}
+
+  record (statusCode: number, elapsedMs: number): void {
+    this.#responses.set(statusCode, (this.#responses.get(statusCode) ?? 0) + 1)
+    let bucket = 0
+    while (bucket < latencyBoundsMs.length && elapsedMs > latencyBoundsMs[bucket]!) bucket++
+    this.#buckets[bucket]! += 1
+    this.#sumMs += elapsedMs
+    this.#count++
+  }
+
+  requestLines (): string[] {
+    return [...this.#responses].map(([status, count]) =>
+      `${requestsName}{operation="${this.operation}",status="${status}"} ${count}`)
+  }
+
+  durationLines (): string[] {
+    const label = `operation="${this.operation}"`
+    let cumulated = 0
+    const lines = latencyBoundsMs.map((boundMs, bucket) => {
+      cumulated += this.#buckets[bucket]!
+      return `${durationName}_bucket{le="${boundMs / 1000}",${label}} ${cumulated}`
+    })
+    lines.push(
+      `${durationName}_bucket{le="+Inf",${label}} ${this.#count}`,
+      `${durationName}_sum{${label}} ${this.#sumMs / 1000}`,
+      `${durationName}_count{${label}} ${this.#count}`)
+    return lines
+  }
+}
+
+// The request counter and latency histogram, kept in plain numbers rather than in prom-client's
+// metrics: these are updated on every request, and prom-client builds a key from the labels on
+// every update (0.55 µs a request where this costs 0.03 µs). The text is Prometheus' exposition
+// format, as prom-client writes it (test/metrics/request-metrics.test.ts compares the two).
+export class RequestMetrics {
+  readonly #operations = new Map<string, OperationMetrics>()
+
+  // Operations are the spec's operationIds and a fixed name for unrouted requests, so label
+  // values never need escaping; anything else is refused rather than written unescaped.
+  forOperation (operation: string): OperationMetrics {
+    if (!/^[A-Za-z0-9_.-]+$/.test(operation)) throw new Error(`not an operation name: ${JSON.stringify(operation)}`)
+    let metrics = this.#operations.get(operation)
+    if (metrics === undefined) {
+      metrics = new OperationMetrics(operation)
+      this.#operations.set(operation, metrics)
+    }
+    return metrics
+  }
+
+  exposition (): string {
+    const operations = [...this.#operations.values()]
+    return [
+      `# HELP ${requestsName} Responses sent, by operation (operationId, or "unrouted") and status code.`,
+      `# TYPE ${requestsName} counter`,
+      ...operations.flatMap((operation) => operation.requestLines()),
+      '',
+      `# HELP ${durationName} Time from a request's arrival to its response's end, by operation.`,
+      `# TYPE ${durationName} histogram`,
+      ...operations.flatMap((operation) => operation.durationLines()),
+    ].join('\n') + '\n'
+  }
+}

@@ -1,0 +1,118 @@
+import { FastifyOtelInstrumentation } from '@fastify/otel'
+import { context, type Span, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api'
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
+import { resourceFromAttributes } from '@opentelemetry/resources'
+import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base'
+import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { SecurityHandler } from '../auth/token-verifier.js'
+import type { BatchObserver, StoreBackend } from '../store/batch-observer.js'
+import { AsyncLocalContextManager } from './async-local-context-manager.js'
+
+// Attributes of this service's own, under its name as OpenTelemetry advises.
+export const tracingAttributes = {
+  operationId: 'plant_store.operation_id',
+  securityScheme: 'plant_store.security_scheme',
+  batchSize: 'plant_store.batch.size',
+  backend: 'plant_store.store.backend',
+} as const
+
+// Requests no operation matched (404, 405, a malformed request) share one name, as in the metrics.
+const unroutedName = 'unrouted'
+
+// Traces of one app, sent by OTLP/HTTP (JSON) to `endpoint`: a span per request named after its
+// operationId (@fastify/otel's, with a child span for its handler), a child span for its
+// authentication, and a span per committed batch of creates, linked both ways to the handlers of
+// the requests it holds. Nothing here is global but the context manager (OpenTelemetry has only
+// one), which is registered when the app starts and removed when it closes.
+export class Tracing {
+  readonly #provider: BasicTracerProvider
+  readonly #tracer: Tracer
+  readonly #instrumentation: FastifyOtelInstrumentation
+  #contextManager: AsyncLocalContextManager | undefined
+
+  constructor (endpoint: string, serviceName: string) {
+    this.#provider = new BasicTracerProvider({
+      resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: serviceName }),
+      spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: endpoint }))],
+    })
+    this.#tracer = this.#provider.getTracer('plant-store')
+    this.#instrumentation = new FastifyOtelInstrumentation({
+      // A span per hook would cost more than the hooks: the request, its handler, and the
+      // authentication span below say where the time goes.
+      instrumentHooks: false,
+      requestHook: nameAfterOperation,
+    })
+    this.#instrumentation.setTracerProvider(this.#provider)
+  }
+
+  // Registers @fastify/otel and the hooks that complete its spans; the app must register it
+  // before any other plugin, so that its request span starts first.
+  async register (app: FastifyInstance): Promise<void> {
+    const manager = new AsyncLocalContextManager()
+    if (context.setGlobalContextManager(manager)) this.#contextManager = manager
+    await app.register(this.#instrumentation.plugin())
+    // @fastify/otel marks a request failed when its route's error hooks run, or for a 5xx; an
+    // unrouted request's failure (404, 405) is marked here.
+    app.addHook('onError', (request, _reply, error, done) => {
+      request.opentelemetry().span?.setStatus({ code: SpanStatusCode.ERROR, message: error.message })
+      done()
+    })
+    app.addHook('onClose', async () => this.shutdown())
+  }
+
+  // The spans still buffered are sent before the app closes.
+  async shutdown (): Promise<void> {
+    await this.#provider.shutdown()
+    if (this.#contextManager !== undefined) context.disable()
+    this.#contextManager = undefined
+  }
+
+  // Each security handler gets a child span of the request, ended when it has decided.
+  traceAuthentication<Handlers extends Readonly<Record<string, SecurityHandler>>> (handlers: Handlers): Handlers {
+    const traced = Object.entries(handlers).map(([scheme, handler]) => [scheme, this.#tracedHandler(scheme, handler)])
+    return Object.fromEntries(traced) as Handlers
+  }
+
+  #tracedHandler (scheme: string, authenticate: SecurityHandler): SecurityHandler {
+    const tracer = this.#tracer
+    return function authenticateTraced (request, reply, done) {
+      const span = tracer.startSpan('authenticate', { attributes: { [tracingAttributes.securityScheme]: scheme } },
+        request.opentelemetry().context ?? undefined)
+      authenticate(request, reply, (error) => {
+        if (error !== undefined && error !== null) span.setStatus({ code: SpanStatusCode.ERROR, message: error.message })
+        span.end()
+        done(error)
+      })
+    }
+  }
+
+  // A span per committed batch, a root of its own (a batch belongs to no one request), linked
+  // to the span each write was queued from (its request's handler) and linked from it.
+  observeBatches (backend: StoreBackend): BatchObserver {
+    const tracer = this.#tracer
+    return {
+      writeQueued: () => trace.getActiveSpan(),
+      batchStarted: (writes) => {
+        const writers = writes.filter((write): write is Span => write !== undefined)
+        const batch = tracer.startSpan('commit batch', {
+          root: true,
+          attributes: { [tracingAttributes.batchSize]: writes.length, [tracingAttributes.backend]: backend },
+          links: writers.map((writer) => ({ context: writer.spanContext() })),
+        })
+        for (const writer of writers) writer.addLink({ context: batch.spanContext() })
+        return ({ error }) => {
+          // The error's name only: a driver's message may quote the data of the batch.
+          if (error !== undefined) batch.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.name : 'Error' })
+          batch.end()
+        }
+      },
+    }
+  }
+}
+
+function nameAfterOperation (span: Span, request: FastifyRequest): void {
+  const operationId = request.routeOptions.config.operationId ?? unroutedName
+  span.updateName(operationId)
+  span.setAttribute(tracingAttributes.operationId, operationId)
+}
