@@ -209,7 +209,11 @@ export interface components {
         };
     };
     responses: {
-        /** @description The request is not valid (the seed names this response "unexpected error"); the message names the offending field or parameter. */
+        /**
+         * @description The request is not valid: its body, a path parameter, the `Authorization` header or the
+         *     HTTP request itself. `error` says which (40001 to 40007, listed in this document's
+         *     description), and the message names the offending field or parameter.
+         */
         BadRequest: {
             headers: {
                 "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
@@ -238,7 +242,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The request was not received in full in time (40801). */
+        /** @description The request was not received in full within the service's time limit (40801). */
         RequestTimeout: {
             headers: {
                 [name: string]: unknown;
@@ -300,7 +304,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The body is larger than the service accepts. */
+        /** @description The body is larger than the service accepts (41301). */
         ContentTooLarge: {
             headers: {
                 [name: string]: unknown;
@@ -309,7 +313,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The body is not `application/json`. */
+        /** @description The body is not `application/json`, or it is encoded (41501). */
         UnsupportedMediaType: {
             headers: {
                 [name: string]: unknown;
@@ -318,7 +322,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description An unexpected failure inside the service. */
+        /** @description An unexpected failure inside the service (50001); the message never carries internals. */
         InternalError: {
             headers: {
                 [name: string]: unknown;
