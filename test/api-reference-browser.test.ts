@@ -8,7 +8,8 @@ import { readStoredPlants } from './support/stored-plants.js'
 
 // A person's use of GET /docs, in Debian's Chromium driven by playwright-core (nothing is
 // downloaded): open the page from a live server, paste a token, send a create, see the 200.
-// The screenshot of the answered request is kept in test-artifacts/ (CI keeps that folder).
+// Screenshots of the answered request and of the error table are kept in test-artifacts/ (CI
+// keeps that folder).
 
 const chromiumPath = '/usr/bin/chromium'
 // CI installs Chromium and never skips; elsewhere a missing browser skips with the reason.
@@ -53,6 +54,20 @@ async function createPlantThroughTheDocs (t: Test, basePath: string, screenshotN
 
   await page.goto(`http://127.0.0.1:${port}${basePath}/docs`)
   await page.locator('.swagger-ui .info .title', { hasText: 'Plant Store' }).waitFor()
+
+  const errorTable = page.locator('.swagger-ui .info table').first()
+  mkdirSync(artifacts, { recursive: true })
+  await errorTable.screenshot({ path: join(artifacts, `${screenshotName}-error-table-node${process.versions.node}.png`) })
+  const headerGaps = await errorTable.locator('thead th').evaluateAll((cells) => {
+    const textBoxes = cells.map((cell) => {
+      const range = cell.ownerDocument.createRange()
+      range.selectNodeContents(cell)
+      return range.getBoundingClientRect()
+    })
+    return textBoxes.slice(1).map((box, index) => box.left - (textBoxes[index]?.right ?? 0))
+  })
+  t.equal(headerGaps.length, 2, 'the error table has three header cells')
+  t.ok(headerGaps.every((gap) => gap >= 12), `its header cells' words stand apart (gaps of ${headerGaps.map(Math.round).join(', ')} px)`)
 
   await page.locator('.scheme-container button.authorize').click()
   await page.locator('.modal-ux input').fill(testToken)

@@ -26,6 +26,11 @@ export const apiReferencePage = Buffer.from(`<!doctype html>
   <title>Plant Store API reference</title>
   <link rel="icon" href="data:,">
   <link rel="stylesheet" href="docs/swagger-ui.css">
+  <style>
+    /* Swagger UI gives table cells no horizontal padding: without some, the header cells of
+       the description's error table run together. */
+    .swagger-ui .info table th, .swagger-ui .info table td { padding-right: 1.5em; }
+  </style>
 </head>
 <body>
   <div id="api-reference"></div>
