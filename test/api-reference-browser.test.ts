@@ -52,8 +52,17 @@ async function createPlantThroughTheDocs (t: Test, basePath: string, screenshotN
     if (!request.url().startsWith(`http://127.0.0.1:${port}/`) && !request.url().startsWith('data:')) requestsElsewhere.push(request.url())
   })
 
-  await page.goto(`http://127.0.0.1:${port}${basePath}/docs`)
+  const service = `http://127.0.0.1:${port}${basePath}`
+  await page.goto(`${service}/docs`)
   await page.locator('.swagger-ui .info .title', { hasText: 'Plant Store' }).waitFor()
+
+  const servers = page.locator('.scheme-container .servers select option')
+  t.same(await Promise.all((await servers.all()).map(async (option) => option.getAttribute('value'))), [service],
+    'the one server offered is the service the page was loaded from')
+  t.match(await servers.first().textContent(), /This service/)
+  t.equal(await page.locator('#operations-operations-getApiReference').count(), 1, 'GET /docs is listed')
+  t.equal(await page.locator('#operations-operations-getApiReferenceAsset').count(), 0, 'GET /docs/{asset} is not')
+  t.notMatch(await page.locator('.swagger-ui').textContent(), '/docs/{asset}')
 
   const errorTable = page.locator('.swagger-ui .info table').first()
   mkdirSync(artifacts, { recursive: true })

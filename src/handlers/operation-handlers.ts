@@ -23,7 +23,7 @@ export function createOperationHandlers ({ store, openApi }: HandlerDependencies
     getReadiness: getReadinessHandler(store),
     getOpenApiJson: getOpenApiJsonHandler(openApi),
     getOpenApiYaml: getOpenApiYamlHandler(openApi),
-    getApiReference: getApiReferenceHandler(openApi),
+    getApiReference: getApiReferenceHandler(),
     getApiReferenceAsset: getApiReferenceAssetHandler(loadApiReferenceFiles()),
   }
 }
