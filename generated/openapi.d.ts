@@ -4,6 +4,28 @@
  */
 
 export interface paths {
+    "/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The service's root
+         * @description Redirects to the interactive API reference (`/docs`), so that the service's address, opened
+         *     in a browser, shows its documentation. Under a `BASE_PATH`, the root is `{BASE_PATH}` or
+         *     `{BASE_PATH}/`, and the reference `{BASE_PATH}/docs`.
+         */
+        get: operations["getRoot"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/plants": {
         parameters: {
             query?: never;
@@ -369,6 +391,31 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    getRoot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A temporary redirect to the API reference, at the `Location` header's path. */
+            302: {
+                headers: {
+                    /** @description The path of the API reference: `/docs`, or `{BASE_PATH}/docs`. */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["MalformedRequest"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     createPlant: {
         parameters: {
             query?: never;

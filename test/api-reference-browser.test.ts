@@ -7,7 +7,7 @@ import { buildTestApp, testToken } from './support/helper.js'
 import { readStoredPlants } from './support/stored-plants.js'
 
 // A person's use of GET /docs, in Debian's Chromium driven by playwright-core (nothing is
-// downloaded): open the page from a live server, paste a token, send a create, see the 200.
+// downloaded): open the service's root, land on the page, paste a token, send a create, see the 200.
 // Screenshots of the answered request and of the error table are kept in test-artifacts/ (CI
 // keeps that folder).
 
@@ -53,8 +53,9 @@ async function createPlantThroughTheDocs (t: Test, basePath: string, screenshotN
   })
 
   const service = `http://127.0.0.1:${port}${basePath}`
-  await page.goto(`${service}/docs`)
+  await page.goto(`${service}/`)
   await page.locator('.swagger-ui .info .title', { hasText: 'Plant Store' }).waitFor()
+  t.equal(page.url(), `${service}/docs`, 'the service\'s root opens the reference')
 
   const servers = page.locator('.scheme-container .servers select option')
   t.same(await Promise.all((await servers.all()).map(async (option) => option.getAttribute('value'))), [service],

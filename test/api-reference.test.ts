@@ -18,6 +18,15 @@ t.test('the API reference page is public HTML that loads only files the service 
     'relative URLs only: no CDN, and any BASE_PATH works')
 })
 
+t.test('the service\'s root redirects to the page, for now (302), with no body', async (t) => {
+  const { send } = await buildTestApp(t)
+  const root = await send({ method: 'GET', url: '/?from=bookmark' })
+  t.equal(root.statusCode, 302)
+  t.equal(root.headers.location, '/docs')
+  t.equal(root.response.body, '')
+  t.equal((await send({ method: 'GET', url: String(root.headers.location) })).statusCode, 200, 'where the page is')
+})
+
 t.test('the page\'s files come from the installed Swagger UI package and the service itself', async (t) => {
   const { send } = await buildTestApp(t)
   const files: ReadonlyArray<[string, string, RegExp]> = [
@@ -59,6 +68,7 @@ t.test('under a BASE_PATH the page and its files move with it', async (t) => {
   const { send } = await buildTestApp(t, { BASE_PATH: '/api/v1' })
   t.equal((await send({ method: 'GET', url: '/api/v1/docs' })).statusCode, 200)
   t.equal((await send({ method: 'GET', url: '/api/v1/docs/api-reference.js' })).statusCode, 200)
+  t.equal((await send({ method: 'GET', url: '/api/v1/' })).headers.location, '/api/v1/docs')
   t.equal((await send({ method: 'GET', url: '/docs' })).statusCode, 404)
 })
 

@@ -18,6 +18,16 @@ export function getApiReferenceHandler (): OperationHandler<operations['getApiRe
   }
 }
 
+// The root sends a browser to the reference, beside it: the route's own URL is `${BASE_PATH}/`
+// or `${BASE_PATH}` (under a prefix Fastify routes the root both ways). A 302, not a 308: a
+// browser does not keep a temporary redirect for good, so the root may answer otherwise one day.
+export function getRootHandler (): OperationHandler<operations['getRoot']> {
+  return async function getRoot (request, reply) {
+    const root = request.routeOptions.url ?? '/'
+    return reply.redirect(`${root.replace(/\/$/, '')}/docs`, 302)
+  }
+}
+
 export function getApiReferenceAssetHandler (
   files: ReadonlyMap<string, ApiReferenceFile>
 ): OperationHandler<operations['getApiReferenceAsset']> {

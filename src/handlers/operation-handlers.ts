@@ -1,7 +1,7 @@
 import { loadApiReferenceFiles } from '../api-reference/api-reference-files.js'
 import type { LoadedOpenApiDocument } from '../spec/openapi-document.js'
 import type { PlantStore } from '../store/plant-store.js'
-import { getApiReferenceAssetHandler, getApiReferenceHandler } from './api-reference.js'
+import { getApiReferenceAssetHandler, getApiReferenceHandler, getRootHandler } from './api-reference.js'
 import { createPlantHandler } from './create-plant.js'
 import { getPlantHandler } from './get-plant.js'
 import type { OperationHandlers } from './operation-handler.js'
@@ -17,6 +17,7 @@ export interface HandlerDependencies {
 // The service handlers fastify-openapi-glue binds, keyed by operationId.
 export function createOperationHandlers ({ store, openApi }: HandlerDependencies): OperationHandlers {
   return {
+    getRoot: getRootHandler(),
     createPlant: createPlantHandler(store, openApi),
     getPlant: getPlantHandler(store),
     getHealth: getHealthHandler(),
