@@ -4,6 +4,28 @@
  */
 
 export interface paths {
+    "/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The service's root
+         * @description Redirects to the interactive API reference (`/docs`), so that the service's address, opened
+         *     in a browser, shows its documentation. Under a `BASE_PATH`, the root is `{BASE_PATH}` or
+         *     `{BASE_PATH}/`, and the reference `{BASE_PATH}/docs`.
+         */
+        get: operations["getRoot"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/plants": {
         parameters: {
             query?: never;
@@ -233,7 +255,11 @@ export interface components {
         };
     };
     responses: {
-        /** @description The request is not valid (the seed names this response "unexpected error"); the message names the offending field or parameter. */
+        /**
+         * @description The request is not valid: its body, a path parameter, the `Authorization` header or the
+         *     HTTP request itself. `error` says which (40001 to 40007, listed in this document's
+         *     description), and the message names the offending field or parameter.
+         */
         BadRequest: {
             headers: {
                 "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
@@ -262,7 +288,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The request was not received in full in time (40801). */
+        /** @description The request was not received in full within the service's time limit (40801). */
         RequestTimeout: {
             headers: {
                 [name: string]: unknown;
@@ -324,7 +350,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The body is larger than the service accepts. */
+        /** @description The body is larger than the service accepts (41301). */
         ContentTooLarge: {
             headers: {
                 [name: string]: unknown;
@@ -333,7 +359,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The body is not `application/json`. */
+        /** @description The body is not `application/json`, or it is encoded (41501). */
         UnsupportedMediaType: {
             headers: {
                 [name: string]: unknown;
@@ -342,7 +368,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description An unexpected failure inside the service. */
+        /** @description An unexpected failure inside the service (50001); the message never carries internals. */
         InternalError: {
             headers: {
                 [name: string]: unknown;
@@ -389,6 +415,31 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    getRoot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A temporary redirect to the API reference, at the `Location` header's path. */
+            302: {
+                headers: {
+                    /** @description The path of the API reference: `/docs`, or `{BASE_PATH}/docs`. */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["MalformedRequest"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     createPlant: {
         parameters: {
             query?: never;

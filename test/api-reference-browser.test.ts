@@ -7,8 +7,9 @@ import { buildTestApp, testToken } from './support/helper.js'
 import { readStoredPlants } from './support/stored-plants.js'
 
 // A person's use of GET /docs, in Debian's Chromium driven by playwright-core (nothing is
-// downloaded): open the page from a live server, paste a token, send a create, see the 200.
-// The screenshot of the answered request is kept in test-artifacts/ (CI keeps that folder).
+// downloaded): open the service's root, land on the page, paste a token, send a create, see the 200.
+// Screenshots of the answered request and of the error table are kept in test-artifacts/ (CI
+// keeps that folder).
 
 const chromiumPath = '/usr/bin/chromium'
 // CI installs Chromium and never skips; elsewhere a missing browser skips with the reason.
@@ -51,8 +52,32 @@ async function createPlantThroughTheDocs (t: Test, basePath: string, screenshotN
     if (!request.url().startsWith(`http://127.0.0.1:${port}/`) && !request.url().startsWith('data:')) requestsElsewhere.push(request.url())
   })
 
-  await page.goto(`http://127.0.0.1:${port}${basePath}/docs`)
+  const service = `http://127.0.0.1:${port}${basePath}`
+  await page.goto(`${service}/`)
   await page.locator('.swagger-ui .info .title', { hasText: 'Plant Store' }).waitFor()
+  t.equal(page.url(), `${service}/docs`, 'the service\'s root opens the reference')
+
+  const servers = page.locator('.scheme-container .servers select option')
+  t.same(await Promise.all((await servers.all()).map(async (option) => option.getAttribute('value'))), [service],
+    'the one server offered is the service the page was loaded from')
+  t.match(await servers.first().textContent(), /This service/)
+  t.equal(await page.locator('#operations-operations-getApiReference').count(), 1, 'GET /docs is listed')
+  t.equal(await page.locator('#operations-operations-getApiReferenceAsset').count(), 0, 'GET /docs/{asset} is not')
+  t.notMatch(await page.locator('.swagger-ui').textContent(), '/docs/{asset}')
+
+  const errorTable = page.locator('.swagger-ui .info table').first()
+  mkdirSync(artifacts, { recursive: true })
+  await errorTable.screenshot({ path: join(artifacts, `${screenshotName}-error-table-node${process.versions.node}.png`) })
+  const headerGaps = await errorTable.locator('thead th').evaluateAll((cells) => {
+    const textBoxes = cells.map((cell) => {
+      const range = cell.ownerDocument.createRange()
+      range.selectNodeContents(cell)
+      return range.getBoundingClientRect()
+    })
+    return textBoxes.slice(1).map((box, index) => box.left - (textBoxes[index]?.right ?? 0))
+  })
+  t.equal(headerGaps.length, 2, 'the error table has three header cells')
+  t.ok(headerGaps.every((gap) => gap >= 12), `its header cells' words stand apart (gaps of ${headerGaps.map(Math.round).join(', ')} px)`)
 
   await page.locator('.scheme-container button.authorize').click()
   // The dialog has a form per security scheme; the plant operations ask for bearerAuth.

@@ -80,7 +80,7 @@ t.test('public operations are limited per address, all of them together; /health
   const address = '198.51.100.7'
   t.equal((await send(getFrom(address, '/openapi.json'))).statusCode, 200)
   t.equal((await send(getFrom(address, '/openapi.yaml'))).statusCode, 200)
-  for (const url of ['/openapi.json', '/openapi.yaml', '/docs', '/docs/swagger-ui.css']) {
+  for (const url of ['/openapi.json', '/openapi.yaml', '/', '/docs', '/docs/swagger-ui.css']) {
     const refused = await send(getFrom(address, url))
     t.equal(refused.statusCode, 429, `${url} is refused`)
     t.equal((refused.body as { error: number }).error, 42902)

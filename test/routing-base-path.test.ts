@@ -38,6 +38,14 @@ t.test('BASE_PATH prefixes every route', async (t) => {
   const readiness = await send({ method: 'GET', url: '/api/v1/readyz' })
   t.equal(readiness.statusCode, 200)
 
+  for (const root of ['/api/v1/', '/api/v1']) {
+    const redirect = await send({ method: 'GET', url: root })
+    t.equal(redirect.statusCode, 302, `GET ${root}`)
+    t.equal(redirect.headers.location, '/api/v1/docs', `GET ${root} redirects to the reference under the prefix`)
+    t.equal((await send({ method: 'POST', url: root })).headers.allow, 'GET', `POST ${root} is a 405`)
+  }
+  t.equal((await app.inject({ method: 'GET', url: '/' })).statusCode, 404, 'GET / without the prefix')
+
   const unknown = await send({ method: 'GET', url: '/api/v1/nope' })
   t.equal(unknown.statusCode, 404)
   t.match(unknown.body, { error: 40401 })

@@ -8,7 +8,7 @@ const authorization = `Bearer ${testToken}`
 
 t.test('an undeclared path is a 404 40401 with the Error body', async (t) => {
   const { send } = await buildTestApp(t)
-  for (const url of ['/nope', '/plants/1/leaves', '/plant/1', '/PLANTS', '/healthz/', '/']) {
+  for (const url of ['/nope', '/plants/1/leaves', '/plant/1', '/PLANTS', '/healthz/', '/index.html']) {
     for (const method of ['GET', 'POST'] as const) {
       const answer = await send({ method, url, headers: { authorization } })
       t.equal(answer.statusCode, 404, `${method} ${url}`)
@@ -56,7 +56,7 @@ t.test('an undeclared method is a 405 even without credentials', async (t) => {
 
 t.test('a method the operational endpoints do not declare is a 405 with Allow: GET', async (t) => {
   const { send } = await buildTestApp(t)
-  for (const url of ['/healthz', '/readyz', '/openapi.json', '/openapi.yaml']) {
+  for (const url of ['/', '/healthz', '/readyz', '/openapi.json', '/openapi.yaml']) {
     for (const method of ['POST', 'PUT', 'DELETE'] as const) {
       const answer = await send({ method, url, headers: { authorization, 'content-type': 'application/json' }, payload: '{}' })
       t.equal(answer.statusCode, 405, `${method} ${url}`)

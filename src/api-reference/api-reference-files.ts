@@ -17,7 +17,7 @@ const require = createRequire(import.meta.url)
 const swaggerUiFolder = dirname(require.resolve('swagger-ui-dist/package.json'))
 
 // The page and its script use relative URLs only, so they work under any BASE_PATH: from
-// {BASE_PATH}/docs, "docs/x" is {BASE_PATH}/docs/x and "openapi.yaml" is {BASE_PATH}/openapi.yaml.
+// {BASE_PATH}/docs, "docs/x" is {BASE_PATH}/docs/x and "openapi.json" is {BASE_PATH}/openapi.json.
 export const apiReferencePage = Buffer.from(`<!doctype html>
 <html lang="en">
 <head>
@@ -26,6 +26,11 @@ export const apiReferencePage = Buffer.from(`<!doctype html>
   <title>Plant Store API reference</title>
   <link rel="icon" href="data:,">
   <link rel="stylesheet" href="docs/swagger-ui.css">
+  <style>
+    /* Swagger UI gives table cells no horizontal padding: without some, the header cells of
+       the description's error table run together. */
+    .swagger-ui .info table th, .swagger-ui .info table td { padding-right: 1.5em; }
+  </style>
 </head>
 <body>
   <div id="api-reference"></div>
@@ -35,19 +40,32 @@ export const apiReferencePage = Buffer.from(`<!doctype html>
 </html>
 `)
 
-// Swagger UI reads the served openapi.yaml; "Try it out" sends requests to the spec's first
-// server, ".", which is this service whatever its host, port and BASE_PATH. No online validator
-// badge, and no loading another document from the page's query string.
-const startUpScript = `window.addEventListener('load', function () {
-  window.apiReference = SwaggerUIBundle({
-    url: new URL('openapi.yaml', window.location.href).href,
-    dom_id: '#api-reference',
-    validatorUrl: null,
-    queryConfigEnabled: false,
-    deepLinking: true,
-    presets: [SwaggerUIBundle.presets.apis],
-    layout: 'BaseLayout',
-  })
+// Swagger UI is given the served document with two changes, for this page only: "Try it out"
+// sends requests to the service the page was loaded from (its origin and BASE_PATH, whatever
+// its PORT or the proxy in front of it), and the paths marked `x-api-reference: hidden` (the
+// page's own files) are not listed. openapi.json rather than openapi.yaml: the page parses JSON
+// itself. No online validator badge, and no loading another document from the query string.
+const startUpScript = `window.addEventListener('load', async function () {
+  try {
+    const response = await fetch(new URL('openapi.json', window.location.href))
+    if (!response.ok) throw new Error('GET openapi.json answered ' + response.status)
+    const spec = await response.json()
+    spec.servers = [{ url: new URL('.', window.location.href).href.replace(/\\/$/, ''), description: 'This service' }]
+    for (const [path, pathItem] of Object.entries(spec.paths)) {
+      if (pathItem['x-api-reference'] === 'hidden') delete spec.paths[path]
+    }
+    window.apiReference = SwaggerUIBundle({
+      spec,
+      dom_id: '#api-reference',
+      validatorUrl: null,
+      queryConfigEnabled: false,
+      deepLinking: true,
+      presets: [SwaggerUIBundle.presets.apis],
+      layout: 'BaseLayout',
+    })
+  } catch (error) {
+    document.getElementById('api-reference').textContent = 'The API reference could not be loaded: ' + error.message
+  }
 })
 `
 

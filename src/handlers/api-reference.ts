@@ -1,28 +1,30 @@
 import type { operations } from '../../generated/openapi.js'
 import { type ApiReferenceFile, apiReferencePage } from '../api-reference/api-reference-files.js'
 import { NotFoundError } from '../errors/api-errors.js'
-import type { LoadedOpenApiDocument } from '../spec/openapi-document.js'
 import type { OperationHandler } from './operation-handler.js'
 
 // The page runs only what the service itself serves. Swagger UI sets inline styles and shows
-// data: images; "Try it out" may send a pasted token to this service and to the servers the
-// spec lists, and nowhere else.
-function pageSecurityPolicy ({ document }: LoadedOpenApiDocument): string {
-  const servers = (document.servers ?? []) as ReadonlyArray<{ url?: unknown }>
-  const serverOrigins = servers.flatMap(({ url }) =>
-    typeof url === 'string' && /^https?:\/\//.test(url) ? [new URL(url).origin] : [])
-  return [
-    "default-src 'self'", "script-src 'self'", "style-src 'self' 'unsafe-inline'", "img-src 'self' data:",
-    ["connect-src 'self'", ...new Set(serverOrigins)].join(' '),
-    "frame-ancestors 'none'", "base-uri 'none'", "form-action 'none'",
-  ].join('; ')
+// data: images; "Try it out" sends a pasted token to this service, the one server the page
+// offers, and nowhere else.
+const pageSecurityPolicy = [
+  "default-src 'self'", "script-src 'self'", "style-src 'self' 'unsafe-inline'", "img-src 'self' data:",
+  "connect-src 'self'", "frame-ancestors 'none'", "base-uri 'none'", "form-action 'none'",
+].join('; ')
+
+export function getApiReferenceHandler (): OperationHandler<operations['getApiReference']> {
+  return async function getApiReference (request, reply) {
+    reply.type('text/html; charset=utf-8').header('content-security-policy', pageSecurityPolicy)
+    return apiReferencePage
+  }
 }
 
-export function getApiReferenceHandler (openApi: LoadedOpenApiDocument): OperationHandler<operations['getApiReference']> {
-  const securityPolicy = pageSecurityPolicy(openApi)
-  return async function getApiReference (request, reply) {
-    reply.type('text/html; charset=utf-8').header('content-security-policy', securityPolicy)
-    return apiReferencePage
+// The root sends a browser to the reference, beside it: the route's own URL is `${BASE_PATH}/`
+// or `${BASE_PATH}` (under a prefix Fastify routes the root both ways). A 302, not a 308: a
+// browser does not keep a temporary redirect for good, so the root may answer otherwise one day.
+export function getRootHandler (): OperationHandler<operations['getRoot']> {
+  return async function getRoot (request, reply) {
+    const root = request.routeOptions.url ?? '/'
+    return reply.redirect(`${root.replace(/\/$/, '')}/docs`, 302)
   }
 }
 

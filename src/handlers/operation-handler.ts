@@ -10,11 +10,12 @@ type PathParameters<Operation> =
 // A JSON body is the data the spec's schema describes, which Fastify serialises, or that data
 // already written as JSON (a stored document, or a fixed document serialised at start-up), sent
 // as it is. Any other media type (a YAML document, a page, a script) is the text or bytes
-// themselves, which the handler writes as they are.
+// themselves, which the handler writes as they are. An operation without a 200 (a redirect)
+// answers through the reply, and returns it.
 type SuccessBody<Operation> =
   Operation extends { responses: { 200: { content: infer Content } } }
     ? Content extends { 'application/json': infer Json } ? Json | JsonText<Json> : string | Buffer
-    : never
+    : FastifyReply
 
 // JSON known to hold a Body: a stored document, which passed the spec's schema on its way in, or
 // a fixed document's bytes.

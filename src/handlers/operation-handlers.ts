@@ -2,7 +2,7 @@ import { loadApiReferenceFiles } from '../api-reference/api-reference-files.js'
 import type { ServiceMetrics } from '../metrics/service-metrics.js'
 import type { LoadedOpenApiDocument } from '../spec/openapi-document.js'
 import type { PlantStore } from '../store/plant-store.js'
-import { getApiReferenceAssetHandler, getApiReferenceHandler } from './api-reference.js'
+import { getApiReferenceAssetHandler, getApiReferenceHandler, getRootHandler } from './api-reference.js'
 import { createPlantHandler } from './create-plant.js'
 import { getPlantHandler } from './get-plant.js'
 import { getMetricsHandler } from './metrics.js'
@@ -21,6 +21,7 @@ export interface HandlerDependencies {
 // The service handlers fastify-openapi-glue binds, keyed by operationId.
 export function createOperationHandlers ({ store, openApi, metrics }: HandlerDependencies): OperationHandlers {
   return {
+    getRoot: getRootHandler(),
     createPlant: createPlantHandler(store, openApi),
     getPlant: getPlantHandler(store),
     getHealth: getHealthHandler(),
@@ -28,7 +29,7 @@ export function createOperationHandlers ({ store, openApi, metrics }: HandlerDep
     getMetrics: getMetricsHandler(metrics),
     getOpenApiJson: getOpenApiJsonHandler(openApi),
     getOpenApiYaml: getOpenApiYamlHandler(openApi),
-    getApiReference: getApiReferenceHandler(openApi),
+    getApiReference: getApiReferenceHandler(),
     getApiReferenceAsset: getApiReferenceAssetHandler(loadApiReferenceFiles()),
   }
 }

@@ -61,10 +61,12 @@ export function loadOpenApiDocument (file = findOpenApiFile()): LoadedOpenApiDoc
 
 // Matches the concrete paths a declared one stands for: itself, or for a template such as
 // /docs/{asset}, any value of each parameter within one segment, empty included, as Fastify's
-// router matches them. `prefix` is BASE_PATH.
+// router matches them. `prefix` is BASE_PATH; under one, the root is routed with and without
+// its trailing slash (/api/v1/ and /api/v1).
 export function pathTemplatePattern (path: string, prefix = ''): RegExp {
   const escaped = (prefix + path).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-  return new RegExp(`^${escaped.replace(/\\\{\w+\\\}/g, '[^/]*')}$`)
+  const optionalSlash = prefix !== '' && path === '/' ? '?' : ''
+  return new RegExp(`^${escaped.replace(/\\\{\w+\\\}/g, '[^/]*')}${optionalSlash}$`)
 }
 
 export function listOperations (document: OpenApiDocument): OperationEntry[] {
