@@ -28,6 +28,9 @@ export interface CheckedResponse {
   readonly body: unknown
 }
 
+// Half a minute into a window, whatever its length in whole minutes.
+const stillRateLimitClock = Date.UTC(2026, 0, 1, 0, 0, 30)
+
 // The one way tests build the app: an explicit config, a fresh SQLite file in the test's own
 // folder, and the app closed when the test ends.
 export async function buildTestApp (
@@ -54,7 +57,13 @@ export async function buildTestApp (
     RATE_LIMIT_FAILED_AUTH: 1_000_000,
     ...overrides,
   }
-  const app = await buildApp(config, dependencies)
+  // The rate limits count in windows that end on the clock's whole minutes: a test that fills a
+  // limit and expects the next request refused would fail whenever a minute ended in between. Their
+  // clock stands still unless a test brings its own (to roll a window on purpose).
+  const app = await buildApp(config, {
+    ...dependencies,
+    rateLimitTuning: { now: () => stillRateLimitClock, ...dependencies.rateLimitTuning },
+  })
   t.teardown(() => app.close())
 
   const send = async (options: InjectOptions): Promise<CheckedResponse> => {
