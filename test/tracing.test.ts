@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { gunzipSync } from 'node:zlib'
 import t, { type Test } from 'tap'
+import { Database } from '../src/store/sqlite/sqlite-driver.js'
 import { buildTestApp, testToken } from './support/helper.js'
 import { testOnEveryBackend } from './support/test-databases.js'
 
@@ -154,4 +155,39 @@ t.test('with one, @fastify/otel is', async (t) => {
   const { app } = await buildTestApp(t, { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint })
   await app.ready()
   t.ok(app.hasPlugin('@fastify/otel'))
+})
+
+t.test('a span holds no more of a request than its log line: no query, and a failure\'s answered message only', async (t) => {
+  const { endpoint, exports } = await startCollector(t)
+  const { app, createPlant, send, databaseFile } = await buildTestApp(t, { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint })
+  t.equal((await send({ method: 'GET', url: '/healthz?access_token=query-secret' })).statusCode, 200)
+  // A store without its table fails with the driver's message, which names the table.
+  const other = new Database(databaseFile)
+  other.exec('DROP TABLE plants')
+  other.close()
+  const failed = await createPlant({ id: 1, name: 'Fern' })
+  t.equal(failed.statusCode, 500)
+  await app.close()
+
+  const spans = spansOf(exports)
+  const health = only(t, spans.filter((span) => span.name === 'getHealth'), 'the health check')
+  t.equal(attributeOf(health, 'url.path'), '/healthz', 'the path without its query')
+  t.notOk(JSON.stringify(spans).includes('query-secret'), 'the query is nowhere')
+  const create = only(t, spans.filter((span) => span.name === 'createPlant'), 'the failed create')
+  t.equal(create.status?.code, statusError)
+  t.equal(create.status?.message, (failed.body as { message: string }).message, 'the message its client got')
+  t.notOk(JSON.stringify(spans).includes('no such table'), 'not the driver\'s')
+})
+
+t.test('a request that carries a caller\'s traceparent joins the caller\'s trace', async (t) => {
+  const { endpoint, exports } = await startCollector(t)
+  const { app, send } = await buildTestApp(t, { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint })
+  const traceId = '4bf92f3577b34da6a3ce929d0e0e4736'
+  const parentSpanId = '00f067aa0ba902b7'
+  const headers = { traceparent: `00-${traceId}-${parentSpanId}-01` }
+  t.equal((await send({ method: 'GET', url: '/healthz', headers })).statusCode, 200)
+  await app.close()
+  const health = only(t, spansOf(exports).filter((span) => span.name === 'getHealth'), 'the health check')
+  t.equal(health.traceId, traceId)
+  t.equal(health.parentSpanId, parentSpanId)
 })

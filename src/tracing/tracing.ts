@@ -1,13 +1,16 @@
 import { FastifyOtelInstrumentation } from '@fastify/otel'
-import { context, type Span, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api'
+import { context, propagation, type Span, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api'
+import { W3CTraceContextPropagator } from '@opentelemetry/core'
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { resourceFromAttributes } from '@opentelemetry/resources'
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base'
-import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions'
+import { ATTR_SERVICE_NAME, ATTR_URL_PATH } from '@opentelemetry/semantic-conventions'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { SecurityHandler } from '../auth/token-verifier.js'
+import { toApiError } from '../errors/to-api-error.js'
 import type { BatchObserver, StoreBackend } from '../store/batch-observer.js'
 import { AsyncLocalContextManager } from './async-local-context-manager.js'
+import { HandlerFailureScrubber } from './handler-failure-scrubber.js'
 
 // Attributes of this service's own, under its name as OpenTelemetry advises.
 export const tracingAttributes = {
@@ -24,7 +27,12 @@ const unroutedName = 'unrouted'
 // operationId (@fastify/otel's, with a child span for its handler), a child span for its
 // authentication, and a span per committed batch of creates, linked both ways to the handlers of
 // the requests it holds. Nothing here is global but the context manager (OpenTelemetry has only
-// one), which is registered when the app starts and removed when it closes.
+// one, and so the propagator that joins a caller's trace from its `traceparent` header), which is
+// registered when the app starts and removed when it closes.
+//
+// Spans carry no more of a request than its access log line does: the path without its query
+// (where a careless client may put a token), and for a failure the message its client was
+// answered, never an internal error's own (a driver's message may quote the data).
 export class Tracing {
   readonly #provider: BasicTracerProvider
   readonly #tracer: Tracer
@@ -34,13 +42,15 @@ export class Tracing {
   constructor (endpoint: string, serviceName: string) {
     this.#provider = new BasicTracerProvider({
       resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: serviceName }),
-      spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: endpoint }))],
+      // In this order: a span is scrubbed before it is queued for export.
+      spanProcessors: [new HandlerFailureScrubber(), new BatchSpanProcessor(new OTLPTraceExporter({ url: endpoint }))],
     })
     this.#tracer = this.#provider.getTracer('plant-store')
     this.#instrumentation = new FastifyOtelInstrumentation({
       // A span per hook would cost more than the hooks: the request, its handler, and the
       // authentication span below say where the time goes.
       instrumentHooks: false,
+      recordExceptions: false,
       requestHook: nameAfterOperation,
     })
     this.#instrumentation.setTracerProvider(this.#provider)
@@ -50,13 +60,25 @@ export class Tracing {
   // before any other plugin, so that its request span starts first.
   async register (app: FastifyInstance): Promise<void> {
     const manager = new AsyncLocalContextManager()
-    if (context.setGlobalContextManager(manager)) this.#contextManager = manager
+    if (context.setGlobalContextManager(manager)) {
+      this.#contextManager = manager
+      propagation.setGlobalPropagator(new W3CTraceContextPropagator())
+    }
     await app.register(this.#instrumentation.plugin())
-    // @fastify/otel marks a request failed when its route's error hooks run, or for a 5xx; an
-    // unrouted request's failure (404, 405) is marked here.
+    // @fastify/otel marks a routed request failed with its error's own message; an unrouted
+    // request's failure (404, 405) is not marked at all. Both get the client's message, set
+    // again before the request span ends (at @fastify/otel's onSend, after this one).
+    const answeredMessages = new WeakMap<FastifyRequest, string>()
     app.addHook('onError', (request, _reply, error, done) => {
-      request.opentelemetry().span?.setStatus({ code: SpanStatusCode.ERROR, message: error.message })
+      const message = toApiError(error, request).message
+      answeredMessages.set(request, message)
+      request.opentelemetry().span?.setStatus({ code: SpanStatusCode.ERROR, message })
       done()
+    })
+    app.addHook('onSend', (request, _reply, payload, done) => {
+      const message = answeredMessages.get(request)
+      if (message !== undefined) request.opentelemetry().span?.setStatus({ code: SpanStatusCode.ERROR, message })
+      done(null, payload)
     })
     app.addHook('onClose', async () => this.shutdown())
   }
@@ -64,7 +86,10 @@ export class Tracing {
   // The spans still buffered are sent before the app closes.
   async shutdown (): Promise<void> {
     await this.#provider.shutdown()
-    if (this.#contextManager !== undefined) context.disable()
+    if (this.#contextManager !== undefined) {
+      context.disable()
+      propagation.disable()
+    }
     this.#contextManager = undefined
   }
 
@@ -115,4 +140,6 @@ function nameAfterOperation (span: Span, request: FastifyRequest): void {
   const operationId = request.routeOptions.config.operationId ?? unroutedName
   span.updateName(operationId)
   span.setAttribute(tracingAttributes.operationId, operationId)
+  const queryStart = request.url.indexOf('?')
+  if (queryStart !== -1) span.setAttribute(ATTR_URL_PATH, request.url.slice(0, queryStart))
 }
