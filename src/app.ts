@@ -42,6 +42,8 @@ export interface AppDependencies {
   readonly openApi?: LoadedOpenApiDocument
   // Defaults to the system clock and 100,000 keys per window; tests roll windows with a clock.
   readonly rateLimitTuning?: Partial<RateLimitTuning>
+  // Whether readable log lines (LOG_FORMAT=pretty) may colour their levels: only on a terminal.
+  readonly logColors?: boolean
 }
 
 const clientRequestId = /^[A-Za-z0-9._:-]{1,128}$/
@@ -65,7 +67,7 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
       // redacting there would copy every access line. Headers logged by hand are still redacted.
       serializers: { req: serializeRequest },
       redact: { paths: ['headers.authorization', 'headers.cookie'], censor: '[redacted]' },
-      stream: logDestination(config),
+      stream: logDestination(config, dependencies.logColors === true),
     },
     logController: new AccessLog(),
     bodyLimit: config.BODY_LIMIT,
@@ -109,7 +111,13 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
   })
 
   const observability = await Observability.create(config)
-  const store = dependencies.store ?? await openPlantStore(config, app.log, observability.observeBatches)
+  let store: PlantStore
+  try {
+    store = dependencies.store ?? await openPlantStore(config, app.log, observability.observeBatches)
+  } catch (error) {
+    await observability.shutdown()
+    throw error
+  }
   try {
     await app.register(observabilityPlugin, { observability })
     await app.register(plantStore, { store })
@@ -130,17 +138,19 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
     })
     await app.register(unroutedRequests, { openApi, basePath: config.BASE_PATH })
   } catch (error) {
-    // An app that cannot be built is never closed by its caller: release the store here.
+    // An app that cannot be built is never closed by its caller: release the store, and the
+    // traces' exporter, here.
     await store.close()
+    await observability.shutdown()
     throw error
   }
   return app
 }
 
-function logDestination (config: AppConfig): LogDestination {
-  const terminal = process.stdout.isTTY === true
-  const pretty = config.LOG_FORMAT === 'pretty' || (config.LOG_FORMAT === 'auto' && terminal)
-  return pretty ? prettyLogDestination(stdoutLogDestination(), { colors: terminal && !('NO_COLOR' in process.env) }) : stdoutLogDestination()
+// LOG_FORMAT=auto is settled by src/server.ts, which knows whether standard output is a terminal;
+// an app built without it (the tests) logs JSON.
+function logDestination (config: AppConfig, colors: boolean): LogDestination {
+  return config.LOG_FORMAT === 'pretty' ? prettyLogDestination(stdoutLogDestination(), { colors }) : stdoutLogDestination()
 }
 
 // The ways a bearer token is accepted, cheapest first: the tokens of API_TOKENS (if any), the

@@ -11,9 +11,15 @@ import { StoreUnavailableError } from './store/store-errors.js'
 // The only place that reads the environment, listens, and handles signals.
 async function start (): Promise<void> {
   const config = loadConfig(process.env)
-  const app = await buildApp(config)
+  const terminal = process.stdout.isTTY === true
+  const logFormat = config.LOG_FORMAT === 'auto' ? (terminal ? 'pretty' : 'json') : config.LOG_FORMAT
+  // NO_COLOR, when set and not empty, asks every program for text without colours (no-color.org).
+  const logColors = terminal && (process.env.NO_COLOR ?? '') === ''
+  const app = await buildApp({ ...config, LOG_FORMAT: logFormat }, { logColors })
   try {
     if (!hasConfiguredCredentials(config)) await announceManagedTokens(app)
+    // Loaded before listening, so that a failure of the app itself is not told as one to listen.
+    await app.ready()
   } catch (error) {
     await app.close()
     throw error

@@ -29,7 +29,11 @@ export async function startMockFront ({ host, port, prismUrl, checkBody }: MockF
       const refusal = checkBody(request.method ?? 'GET', pathname, request.headers, body)
       if (refusal === undefined) forwardToPrism(prismUrl, request, body, response)
       else answerError(response, refusal)
-    }, () => { response.destroy() })
+    }).catch(() => {
+      // A body that could not be read (the client went away), or a check that failed.
+      if (response.headersSent) response.destroy()
+      else answerError(response, new InternalError())
+    })
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
@@ -64,6 +68,10 @@ function forwardToPrism (prismUrl: URL, request: IncomingMessage, body: Buffer, 
     response.writeHead(fromPrism.statusCode ?? 502, fromPrism.headers)
     fromPrism.pipe(response)
   })
-  toPrism.on('error', () => { answerError(response, new InternalError()) })
+  // Prism gone mid-answer: the client's connection is cut, as a proxy does; before it, a 500.
+  toPrism.on('error', () => {
+    if (response.headersSent) response.destroy()
+    else answerError(response, new InternalError())
+  })
   toPrism.end(body)
 }

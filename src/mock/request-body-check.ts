@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifySchema } from 'fastify'
-import type { ApiError } from '../errors/api-errors.js'
+import { ApiError } from '../errors/api-errors.js'
 import { schemaViolation, type SchemaProblem } from '../errors/to-api-error.js'
 import { addExactInt64Keyword, markInt64Schemas } from '../int64/exact-int64-keyword.js'
 import { readJsonBody } from '../json/read-json-body.js'
@@ -44,7 +44,8 @@ export function createRequestBodyCheck (document: OpenApiDocument): RequestBodyC
       if (operation.validate(readJsonBody(headers, body)) === true) return undefined
       return schemaViolation(operation.validate.errors ?? [], 'body')
     } catch (error) {
-      return error as ApiError
+      if (error instanceof ApiError) return error
+      throw error
     }
   }
 }

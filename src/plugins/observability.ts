@@ -36,6 +36,11 @@ export class Observability {
     return bothObservers(metricsObserver, tracingObserver)
   }
 
+  // Sends the spans still buffered and stops exporting; the app's close does it once built.
+  async shutdown (): Promise<void> {
+    await this.tracing?.shutdown()
+  }
+
   // The handlers as they are when traces are off, so authentication costs what it did.
   traceAuthentication<Handlers extends Readonly<Record<string, SecurityHandler>>> (handlers: Handlers): Handlers {
     return this.tracing?.traceAuthentication(handlers) ?? handlers

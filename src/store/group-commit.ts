@@ -61,7 +61,7 @@ export class GroupCommit<Item, Outcome> {
   }
 
   submit (item: Item): Promise<Outcome> {
-    const observed = this.options.observer?.writeQueued?.()
+    const observed = observeSafely(() => this.options.observer?.writeQueued?.())
     return new Promise<Outcome>((resolve, reject) => {
       this.queue.push({ item, observed, resolve, reject })
       this.scheduleBatch()
@@ -133,17 +133,17 @@ export class GroupCommit<Item, Outcome> {
     const items = batch.map(({ item }) => item)
     const observer = this.options.observer
     if (observer === undefined) return this.commitBatch(items)
-    const ended = observer.batchStarted(batch.map(({ observed }) => observed))
+    const ended = observeSafely(() => observer.batchStarted(batch.map(({ observed }) => observed)))
     const started = performance.now()
-    const durationSeconds = (): number => (performance.now() - started) / 1000
+    let outcomes: readonly Outcome[]
     try {
-      const outcomes = await this.commitBatch(items)
-      ended({ durationSeconds: durationSeconds() })
-      return outcomes
+      outcomes = await this.commitBatch(items)
     } catch (error) {
-      ended({ durationSeconds: durationSeconds(), error })
+      observeSafely(() => ended?.({ durationSeconds: (performance.now() - started) / 1000, error }))
       throw error
     }
+    observeSafely(() => ended?.({ durationSeconds: (performance.now() - started) / 1000 }))
+    return outcomes
   }
 
   // Each write alone, in order, letting the event loop run between them. A failure that is the
@@ -164,6 +164,16 @@ export class GroupCommit<Item, Outcome> {
         }
       }
     }
+  }
+}
+
+// An observer that throws must not change what a batch came to: a committed batch failed by its
+// metrics would be committed again, one write at a time.
+function observeSafely<T> (observe: () => T): T | undefined {
+  try {
+    return observe()
+  } catch {
+    return undefined
   }
 }
 

@@ -157,3 +157,22 @@ t.test('idle() waits for queued and committing writes', async (t) => {
   t.equal(committed, 3)
   await groupCommit.idle()
 })
+
+t.test('an observer that throws changes nothing of what a batch comes to: each write is committed once', async (t) => {
+  const committed: number[][] = []
+  const groupCommit = new GroupCommit<number, string>(async (items) => {
+    committed.push([...items])
+    return items.map((item) => `committed ${item}`)
+  }, {
+    maxBatchSize: 100,
+    maxBatchesInFlight: 1,
+    maxGatherRounds: 1,
+    isolateFailure: () => true,
+    observer: {
+      writeQueued: () => { throw new Error('queued') },
+      batchStarted: () => () => { throw new Error('ended') },
+    },
+  })
+  t.same(await Promise.all([groupCommit.submit(1), groupCommit.submit(2)]), ['committed 1', 'committed 2'])
+  t.same(committed, [[1, 2]], 'one batch, not retried one write at a time')
+})
