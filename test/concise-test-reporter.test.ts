@@ -17,13 +17,18 @@ ok 1 - test/passing.test.ts # time=1234.5ms
           ---
           found: 1
           wanted: 2
+
+          more: after a blank line
           ...
+        # output of the service:
+        # a line it logged
         1..2
     not ok 1 - a case # time=3.2ms
-    # output of the service:
-    # a line it logged
     1..1
 not ok 2 - test/failing.test.ts # time=45ms
+  ---
+  exitCode: 1
+  ...
 
 1..2
 # { total: 3, pass: 2, fail: 1 }
@@ -40,10 +45,15 @@ FAIL  test/failing.test.ts (45 ms)
         ---
         found: 1
         wanted: 2
+
+        more: after a blank line
         ...
-      not ok 1 - a case # time=3.2ms
       # output of the service:
       # a line it logged
+      not ok 1 - a case # time=3.2ms
+        ---
+        exitCode: 1
+        ...
 # { total: 3, pass: 2, fail: 1 }
 # time=1300ms
 `)
