@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
+import type { Socket } from 'node:net'
 import fastifyAuth from '@fastify/auth'
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import { createApiTokenVerifier } from './auth/api-token-verifier.js'
 import { createBearerAuth } from './auth/bearer-auth.js'
 import { createJwtVerifier } from './auth/jwt/jwt-verifier.js'
@@ -59,6 +60,7 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
     maxUnansweredRequests: config.MAX_UNANSWERED_REQUESTS,
     shutdownIdleGraceMs,
   }, (): FastifyBaseLogger => app.log)
+  const observability = await Observability.create(config)
   const app: FastifyInstance = Fastify({
     logger: {
       level: config.LOG_LEVEL,
@@ -104,13 +106,12 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
       plugins: [addExactInt64Keyword, addStorableTextKeyword],
     },
     schemaController: { compilersFactory: { buildValidator: buildRequestValidator } },
-    clientErrorHandler: answerClientError,
+    clientErrorHandler: countedClientErrors(observability),
     frameworkErrors: (error, request, reply) => {
       void sendError(error, request as FastifyRequest, reply as FastifyReply)
     },
   })
 
-  const observability = await Observability.create(config)
   let store: PlantStore
   try {
     store = dependencies.store ?? await openPlantStore(config, app.log, observability.observeBatches)
@@ -145,6 +146,17 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
     throw error
   }
   return app
+}
+
+// Requests Node answers before they reach Fastify (malformed HTTP, a 408, a 431) have no route
+// and no hooks: their answers are counted here, as operation "unparsed".
+function countedClientErrors (observability: Observability): NonNullable<FastifyServerOptions['clientErrorHandler']> {
+  const unparsed = observability.metrics?.requests.forOperation('unparsed')
+  if (unparsed === undefined) return answerClientError
+  return function answerAndCount (this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket): void {
+    const answered = answerClientError.call(this, error, socket)
+    if (answered !== undefined) unparsed.countResponse(answered.statusCode)
+  }
 }
 
 // LOG_FORMAT=auto is settled by src/server.ts, which knows whether standard output is a terminal;

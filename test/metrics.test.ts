@@ -1,3 +1,4 @@
+import { connect } from 'node:net'
 import t, { type Test } from 'tap'
 import { Database } from '../src/store/sqlite/sqlite-driver.js'
 import { buildTestApp, type TestApp, testToken } from './support/helper.js'
@@ -133,4 +134,19 @@ t.test('METRICS_TOKEN: /metrics needs it as a bearer token', async (t) => {
   t.equal(valueOf(text, 'plant_store_http_requests_total{operation="getMetrics",status="401"}'), 3)
   const metricsToken401 = await send({ method: 'GET', url: '/plants/1', headers: { authorization: `Bearer ${metricsToken}` } })
   t.equal(metricsToken401.statusCode, 401, 'the metrics token opens nothing else')
+})
+
+t.test('requests Node answers before they reach a route (malformed HTTP) are counted as "unparsed"', async (t) => {
+  const testApp = await buildTestApp(t)
+  const address = await testApp.app.listen({ port: 0, host: '127.0.0.1' })
+  const answer = await new Promise<string>((resolve, reject) => {
+    const socket = connect(Number(new URL(address).port), '127.0.0.1', () => socket.end('NOT HTTP AT ALL\r\n\r\n'))
+    let received = ''
+    socket.on('data', (chunk: Buffer) => { received += chunk.toString() })
+    socket.on('close', () => resolve(received))
+    socket.on('error', reject)
+  })
+  t.match(answer, /^HTTP\/1\.1 400 /)
+  const text = await scrape(t, testApp)
+  t.equal(valueOf(text, 'plant_store_http_requests_total{operation="unparsed",status="400"}'), 1)
 })

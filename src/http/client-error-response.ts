@@ -12,12 +12,13 @@ import { errorBody } from './error-response.js'
 // A request too malformed or too slow for Fastify to see (bad framing, oversized headers, the
 // request timeout) never reaches the error handler; it still gets the spec's Error body,
 // written straight to the socket.
-export function answerClientError (this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket): void {
+// Says what it answered, or undefined when it closed the connection unanswered.
+export function answerClientError (this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket): ApiError | undefined {
   // A connection past MAX_UNANSWERED_REQUESTS (the connection guard logged it) is closed
   // unanswered: an answer would queue behind the ones it is not reading.
   if (error.code === 'ECONNRESET' || error.code === 'EPIPE' || error.code === tooManyUnansweredRequestsCode || !socket.writable) {
     socket.destroy()
-    return
+    return undefined
   }
   const apiError = toClientApiError(error)
   const requestId = randomUUID()
@@ -32,9 +33,10 @@ export function answerClientError (this: FastifyInstance, error: NodeJS.ErrnoExc
   if (responseInFlight?.req.complete === true && !responseInFlight.writableFinished) {
     responseInFlight.once('finish', () => writeRawErrorResponse(socket, apiError, requestId))
     responseInFlight.once('close', () => { if (!responseInFlight.writableFinished) socket.destroy() })
-    return
+    return apiError
   }
   writeRawErrorResponse(socket, apiError, requestId)
+  return apiError
 }
 
 // An Error response written straight to a socket, which is then closed.

@@ -16,12 +16,17 @@ export class OperationMetrics {
   constructor (readonly operation: string) {}
 
   record (statusCode: number, elapsedMs: number): void {
-    this.#responses.set(statusCode, (this.#responses.get(statusCode) ?? 0) + 1)
+    this.countResponse(statusCode)
     let bucket = 0
     while (bucket < latencyBoundsMs.length && elapsedMs > latencyBoundsMs[bucket]!) bucket++
     this.#buckets[bucket]! += 1
     this.#sumMs += elapsedMs
     this.#count++
+  }
+
+  // A response whose latency is not known: counted, not timed.
+  countResponse (statusCode: number): void {
+    this.#responses.set(statusCode, (this.#responses.get(statusCode) ?? 0) + 1)
   }
 
   requestLines (): string[] {
@@ -30,6 +35,8 @@ export class OperationMetrics {
   }
 
   durationLines (): string[] {
+    // Only counted, never timed ("unparsed"): no histogram rather than one of zeros.
+    if (this.#count === 0) return []
     const label = `operation="${this.operation}"`
     let cumulated = 0
     const lines = latencyBoundsMs.map((boundMs, bucket) => {
@@ -66,7 +73,7 @@ export class RequestMetrics {
   exposition (): string {
     const operations = [...this.#operations.values()]
     return [
-      `# HELP ${requestsName} Responses sent, by operation (operationId, or "unrouted") and status code.`,
+      `# HELP ${requestsName} Responses sent, by operation (operationId; "unrouted" for no route; "unparsed", not timed, for malformed HTTP, 408 and 431) and status code.`,
       `# TYPE ${requestsName} counter`,
       ...operations.flatMap((operation) => operation.requestLines()),
       '',

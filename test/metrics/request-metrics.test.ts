@@ -13,7 +13,7 @@ function byPromClient (): Promise<string> {
   const registry = new Registry()
   const requests = new Counter({
     name: 'plant_store_http_requests_total',
-    help: 'Responses sent, by operation (operationId, or "unrouted") and status code.',
+    help: 'Responses sent, by operation (operationId; "unrouted" for no route; "unparsed", not timed, for malformed HTTP, 408 and 431) and status code.',
     labelNames: ['operation', 'status'],
     registers: [registry],
   })
