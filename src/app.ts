@@ -21,6 +21,7 @@ import { sendError } from './http/error-response.js'
 import errorResponses from './plugins/error-responses.js'
 import httpProtocol from './plugins/http-protocol.js'
 import jsonBody from './plugins/json-body.js'
+import { countRequests } from './plugins/metrics.js'
 import observabilityPlugin, { Observability } from './plugins/observability.js'
 import openApiRoutes from './plugins/openapi-routes.js'
 import plantStore from './plugins/plant-store.js'
@@ -71,7 +72,7 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
       redact: { paths: ['headers.authorization', 'headers.cookie'], censor: '[redacted]' },
       stream: logDestination(config, dependencies.logColors === true),
     },
-    logController: new AccessLog(),
+    logController: new AccessLog(observability.metrics === undefined ? undefined : countRequests(observability.metrics)),
     bodyLimit: config.BODY_LIMIT,
     // A request must arrive in full within this time, or it gets a 408 and its connection is
     // closed: a client that sends its body slowly cannot hold a connection for ever.

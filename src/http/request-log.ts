@@ -28,14 +28,24 @@ export function recordFailure (reply: FastifyReply, apiError: ApiError, internal
   failures.set(reply, internalError === undefined ? { failure } : { failure, err: internalError })
 }
 
+// Told of every request once it is answered, with the same figures as its access line.
+export type RequestCompleted = (request: FastifyRequest, reply: FastifyReply) => void
+
 // One access line per request, once it is answered, whatever the answer: the request (as above),
 // its status, its response time, the Error it was answered with if any and, from the request's
 // logger, its id. Fastify's own "incoming request" line would double the logging cost of every
 // request and tell nothing this line does not.
+// Fastify calls this for every request, at any log level; the metrics count requests here
+// (onCompleted) rather than in an onResponse hook, which would cost every request a hook run.
 export class AccessLog extends LogController {
+  constructor (private readonly onCompleted?: RequestCompleted) {
+    super()
+  }
+
   override incomingRequest (): void {}
 
   override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    this.onCompleted?.(request, reply)
     const failure = failures.get(reply)
     if (error) {
       reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime, ...failure }, 'request errored')

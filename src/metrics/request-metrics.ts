@@ -70,6 +70,11 @@ export class RequestMetrics {
     return metrics
   }
 
+  // One response of an operation: a map lookup, where forOperation also checks the name.
+  record (operation: string, statusCode: number, elapsedMs: number): void {
+    (this.#operations.get(operation) ?? this.forOperation(operation)).record(statusCode, elapsedMs)
+  }
+
   exposition (): string {
     const operations = [...this.#operations.values()]
     return [
