@@ -121,8 +121,9 @@ export interface paths {
          * @description The service's metrics in the Prometheus text format: requests by operation and status,
          *     their latency, the store's batches and errors, rate-limit refusals and the process's own
          *     metrics. No label carries request data (no ids, tokens, names or client addresses).
-         *     With the `METRICS_TOKEN` setting, a scraper must send it as a bearer token; with
-         *     `METRICS=off`, the service measures nothing and answers `404`.
+         *     With the `METRICS_TOKEN` setting, a scraper must send it as a bearer token
+         *     (`Authorization: Bearer <METRICS_TOKEN>`; `401` without it or with another, `400` for a
+         *     malformed header); with `METRICS=off`, the service measures nothing and answers `404`.
          */
         get: operations["getMetrics"];
         put?: never;

@@ -131,10 +131,9 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
     await app.register(openApiRoutes, {
       openApi,
       basePath: config.BASE_PATH,
-      handlers: createOperationHandlers({ store, openApi, metrics: observability.metrics }),
+      handlers: createOperationHandlers({ store, openApi, metrics: observability.metrics, metricsAuth: createMetricsAuth(config.METRICS_TOKEN) }),
       securityHandlers: observability.traceAuthentication({
         bearerAuth: createBearerAuth(app.auth, await tokenVerifiers(app, config, store)),
-        metricsToken: createMetricsAuth(config.METRICS_TOKEN),
       }),
       rateLimits: createRateLimits(config, dependencies.rateLimitTuning),
     })

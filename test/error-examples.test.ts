@@ -163,7 +163,10 @@ async function connectionAnswers (t: Test): Promise<unknown[]> {
     let received = ''
     socket.on('data', (chunk: Buffer) => { received += chunk.toString('latin1') })
     socket.write(request)
-    await new Promise((resolve) => { socket.on('close', resolve); setTimeout(resolve, 5000) })
+    // The service closes each of these connections once it has answered; a loaded machine
+    // (Chromium in the test beside this one) can take seconds to get there.
+    await new Promise((resolve) => { socket.on('close', resolve); setTimeout(resolve, 20_000) })
+    t.not(received, '', `an answer to ${JSON.stringify(request.slice(0, 40))} arrived`)
     const [head = '', body = ''] = received.split('\r\n\r\n')
     return assertExchangeMatchesSpec(t, {
       method, url: path, statusCode: Number(head.split(' ')[1]), contentType: /content-type: ([^\r]+)/i.exec(head)?.[1], bodyText: body,

@@ -18,7 +18,6 @@ import { postgresUrlWithSchema } from '../support/test-databases.js'
 const projectRoot = join(import.meta.dirname, '..', '..')
 const fuzzFolder = join(projectRoot, 'scripts', 'fuzz')
 const token = 'fuzz-token-0123456789'
-const metricsToken = 'fuzz-metrics-token-0123456789'
 
 // A virtualenv that holds exactly requirements.txt, made anew whenever that file changes.
 async function installSchemathesis (): Promise<string> {
@@ -103,9 +102,6 @@ for (const backend of backends) {
     const server = await startServer(t, {
       DATABASE_URL: await backend.databaseUrl(t),
       API_TOKENS: token,
-      // /metrics declares the metricsToken scheme: with it set, the service asks for it, as the
-      // spec says, and Schemathesis sends it (scripts/fuzz/schemathesis.toml).
-      METRICS_TOKEN: metricsToken,
       // Schemathesis sends thousands of requests from one address, many of them with missing or
       // wrong tokens on purpose; under the default limits the 31st failure would turn every later
       // plant request into a 429, and the fuzzing would test the limiter instead of the contract.
@@ -116,7 +112,7 @@ for (const backend of backends) {
     })
     // tap sets FORCE_COLOR=0, which Schemathesis' console library takes as a terminal to draw
     // progress bars on; without it, the output is plain lines, as in a CI log.
-    const environment: NodeJS.ProcessEnv = { ...process.env, PLANT_STORE_URL: server.baseUrl, PLANT_STORE_TOKEN: token, PLANT_STORE_METRICS_TOKEN: metricsToken }
+    const environment: NodeJS.ProcessEnv = { ...process.env, PLANT_STORE_URL: server.baseUrl, PLANT_STORE_TOKEN: token }
     delete environment.FORCE_COLOR
     const { code, output } = await runSchemathesis(await executable, environment)
     const failures = /^=+ FAILURES =+$[\s\S]*?(?=^=+ (?:WARNINGS|SUMMARY) =+$)/m.exec(output)?.[0]
