@@ -27,11 +27,9 @@ import openApiRoutes from './plugins/openapi-routes.js'
 import plantStore from './plugins/plant-store.js'
 import responseHeaders from './plugins/response-headers.js'
 import unroutedRequests from './plugins/unrouted-requests.js'
-import { addExactInt64Keyword } from './int64/exact-int64-keyword.js'
 import { createRateLimits, type RateLimitTuning } from './rate-limit/rate-limits.js'
-import { addStorableTextKeyword } from './spec/storable-text.js'
 import { type LoadedOpenApiDocument, loadOpenApiDocument } from './spec/openapi-document.js'
-import { buildRequestValidator } from './spec/request-validator.js'
+import { buildRequestValidator, exactValidationOptions } from './spec/request-validator.js'
 import { openPlantStore } from './store/open-plant-store.js'
 import type { PlantStore } from './store/plant-store.js'
 
@@ -99,13 +97,7 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
       const sent = request.headers['x-request-id']
       return typeof sent === 'string' && clientRequestId.test(sent) ? sent : randomUUID()
     },
-    ajv: {
-      // The spec is exact: "12" is not an integer, 123 is not a string, and nothing is
-      // added to or removed from the body the handler sees. Parameters, which arrive as text,
-      // have their numbers read by buildRequestValidator; a boolean parameter would need the same.
-      customOptions: { coerceTypes: false, useDefaults: false, removeAdditional: false, allErrors: false },
-      plugins: [addExactInt64Keyword, addStorableTextKeyword],
-    },
+    ajv: exactValidationOptions,
     schemaController: { compilersFactory: { buildValidator: buildRequestValidator } },
     clientErrorHandler: countedClientErrors(observability),
     frameworkErrors: (error, request, reply) => {

@@ -2,11 +2,11 @@ import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifySchema } from 'fastify'
 import { ApiError } from '../errors/api-errors.js'
 import { schemaViolation, type SchemaProblem } from '../errors/to-api-error.js'
-import { addExactInt64Keyword, markInt64Schemas } from '../int64/exact-int64-keyword.js'
+import { markInt64Schemas } from '../int64/exact-int64-keyword.js'
 import { readJsonBody } from '../json/read-json-body.js'
 import { listOperations, type OpenApiDocument, pathTemplatePattern, resolveLocalRef } from '../spec/openapi-document.js'
-import { buildRequestValidator } from '../spec/request-validator.js'
-import { addStorableTextKeyword, markRequestBodyStrings } from '../spec/storable-text.js'
+import { buildRequestValidator, exactValidationOptions } from '../spec/request-validator.js'
+import { markRequestBodyStrings } from '../spec/storable-text.js'
 
 type Validate = ((body: unknown) => unknown) & { errors?: readonly SchemaProblem[] | null }
 
@@ -24,11 +24,7 @@ export type RequestBodyCheck = (method: string, path: string, headers: IncomingH
 // each body the spec declares with the service's own reader, validator and messages.
 export function createRequestBodyCheck (document: OpenApiDocument): RequestBodyCheck {
   const marked = markRequestBodyStrings(markInt64Schemas(document))
-  const compile = buildRequestValidator({}, {
-    // buildApp's `ajv` options: the spec is exact, nothing is coerced, added or removed.
-    customOptions: { coerceTypes: false, useDefaults: false, removeAdditional: false, allErrors: false },
-    plugins: [addExactInt64Keyword, addStorableTextKeyword],
-  })
+  const compile = buildRequestValidator({}, exactValidationOptions)
   const operations: BodyOperation[] = listOperations(marked).flatMap(({ path, method, operation }) => {
     const schema = operation.requestBody?.content?.['application/json']?.schema
     if (schema === undefined) return []

@@ -1,7 +1,9 @@
 import { AjvCompiler } from '@fastify/ajv-compiler'
 import type { FastifyServerOptions } from 'fastify'
 import type { FastifyRouteSchemaDef, FastifySchemaValidationError } from 'fastify/types/schema.js'
+import { addExactInt64Keyword } from '../int64/exact-int64-keyword.js'
 import { numericParameterReader } from '../int64/numeric-parameters.js'
+import { addStorableTextKeyword } from './storable-text.js'
 
 type SchemaController = NonNullable<FastifyServerOptions['schemaController']>
 type ValidatorFactory = NonNullable<NonNullable<SchemaController['compilersFactory']>['buildValidator']>
@@ -35,3 +37,13 @@ const buildValidator: RouteValidatorFactory = (externalSchemas, ajvOptions) => {
 }
 
 export const buildRequestValidator = buildValidator as unknown as ValidatorFactory
+
+// The Ajv options requests are validated with: buildApp's `ajv`, and the mock's, so that the mock
+// refuses what the service refuses. The spec is exact: "12" is not an integer, 123 is not a
+// string, and nothing is added to or removed from the body the handler sees. Parameters, which
+// arrive as text, have their numbers read by buildRequestValidator; a boolean parameter would
+// need the same.
+export const exactValidationOptions = {
+  customOptions: { coerceTypes: false, useDefaults: false, removeAdditional: false, allErrors: false },
+  plugins: [addExactInt64Keyword, addStorableTextKeyword],
+}
