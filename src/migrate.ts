@@ -1,4 +1,4 @@
-import { loadConfig } from './config.js'
+import { loadConfig } from './config/config.js'
 import { openPlantStore } from './store/open-plant-store.js'
 
 // `npm run migrate`: applies the store's migrations to DATABASE_URL and exits, without

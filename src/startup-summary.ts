@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import { type Config, withoutPassword } from './config.js'
+import { type Config, withoutPassword } from './config/config.js'
 import type { MigrationReport } from './store/migrations.js'
 import type { PlantStore } from './store/plant-store.js'
 

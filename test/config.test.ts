@@ -1,6 +1,6 @@
 import t from 'tap'
-import { ConfigError, loadConfig, parseTokenList } from '../src/config.js'
-import { tracesEndpointOf } from '../src/tracing/traces-endpoint.js'
+import { ConfigError, loadConfig, parseTokenList } from '../src/config/config.js'
+import { tracesEndpointOf } from '../src/observability/traces-endpoint.js'
 
 t.test('an empty environment gives the documented defaults', async (t) => {
   t.same(loadConfig({}), {

@@ -136,6 +136,27 @@ t.test('METRICS_TOKEN: /metrics needs it as a bearer token', async (t) => {
   t.equal(metricsToken401.statusCode, 401, 'the metrics token opens nothing else')
 })
 
+t.test('METRICS_TOKEN: wrong guesses are failed authentications, counted with the plant operations\' against the address', async (t) => {
+  const { send } = await buildTestApp(t, { METRICS_TOKEN: metricsToken, RATE_LIMIT_FAILED_AUTH: 3 })
+  const scrape = (token: string, remoteAddress: string) =>
+    send({ method: 'GET', url: '/metrics', remoteAddress, headers: { authorization: `Bearer ${token}` } })
+  const guesser = '203.0.113.7'
+  t.equal((await scrape('wrong-guess-1', guesser)).statusCode, 401)
+  t.equal((await scrape('wrong-guess-2', guesser)).statusCode, 401)
+  const plantGuess = await send({ method: 'GET', url: '/plants/1', remoteAddress: guesser, headers: { authorization: 'Bearer wrong-guess-3' } })
+  t.equal(plantGuess.statusCode, 401, 'a guess at a plant operation counts against the same address')
+
+  const refused = await scrape(metricsToken, guesser)
+  t.equal(refused.statusCode, 429, 'past the limit, the right token is refused too')
+  t.same(refused.body, { error: 42903, message: 'too many failed authentications from this address (its limit is 3 per 60 seconds); retry after 30 seconds' })
+  t.equal(refused.headers['ratelimit-policy'], '"failed-auth";q=3;w=60')
+  const plantRefused = await send({ method: 'GET', url: '/plants/1', remoteAddress: guesser, headers: { authorization: `Bearer ${testToken}` } })
+  t.equal((plantRefused.body as { error: number }).error, 42903, 'and so are its plant requests')
+
+  const other = await scrape(metricsToken, '203.0.113.8')
+  t.equal(other.statusCode, 200, 'another address is not affected')
+})
+
 t.test('requests Node answers before they reach a route (malformed HTTP) are counted as "unparsed"', async (t) => {
   const testApp = await buildTestApp(t)
   const address = await testApp.app.listen({ port: 0, host: '127.0.0.1' })

@@ -1,4 +1,3 @@
-import { createMetricsAuth } from '../src/auth/metrics-auth.js'
 import t from 'tap'
 import { createOperationHandlers } from '../src/handlers/operation-handlers.js'
 import { listOperations, loadOpenApiDocument } from '../src/spec/openapi-document.js'
@@ -14,7 +13,7 @@ t.test('every operationId of openapi.yaml has a handler, and every handler an op
   const store = await SqlitePlantStore.open({ filename: `${t.testdir()}/plants.db` })
   t.teardown(() => store.close())
   const openApi = loadOpenApiDocument()
-  const handlers: Record<string, unknown> = createOperationHandlers({ store, openApi, metrics: undefined, metricsAuth: createMetricsAuth('') })
+  const handlers: Record<string, unknown> = createOperationHandlers({ store, openApi, metrics: undefined })
 
   const operationIds = listOperations(openApi.document).map(({ operation }) => operation.operationId)
   t.ok(operationIds.length > 0, 'the spec declares operations')

@@ -1,5 +1,5 @@
 import { type ApiError, MalformedCredentialsError, MissingCredentialsError } from '../errors/api-errors.js'
-import { token68 } from './token68.js'
+import { token68 } from '../config/token68.js'
 
 // The token of an `Authorization: Bearer <token>` header (RFC 6750 section 2.1), or why there is
 // none: no header or another scheme is missing credentials (401), a header with the Bearer

@@ -35,8 +35,10 @@ export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode]
 // is never shown or logged (a fault's own error, logged with a 5xx, keeps its trace). So none is
 // captured: capturing one was most of the cost of refusing a request, which a flood of bad
 // tokens or pipelined requests makes the service do tens of thousands of times.
-export class ApiError extends Error {
-  readonly statusCode: number
+// Its Status type is the HTTP status its code names, so that a handler's answers can be checked
+// against the statuses its operation declares (src/handlers/operation-handler.ts).
+export class ApiError<Status extends number = number> extends Error {
+  readonly statusCode: Status
 
   constructor (
     readonly code: ErrorCode,
@@ -46,7 +48,7 @@ export class ApiError extends Error {
     super(withoutStackTrace(message))
     Error.stackTraceLimit = stackTraceLimit
     this.name = new.target.name
-    this.statusCode = statusOf(code)
+    this.statusCode = statusOf(code) as Status
   }
 }
 
@@ -64,38 +66,38 @@ export function statusOf (code: ErrorCode): number {
   return Math.floor(code / 100)
 }
 
-export class MalformedJsonError extends ApiError {
+export class MalformedJsonError extends ApiError<400> {
   constructor (message: string) {
     super(ErrorCode.malformedJson, message)
   }
 }
 
-export class InvalidTextError extends ApiError {
+export class InvalidTextError extends ApiError<400> {
   constructor (message: string) {
     super(ErrorCode.invalidText, message)
   }
 }
 
-export class SchemaViolationError extends ApiError {
+export class SchemaViolationError extends ApiError<400> {
   constructor (message: string) {
     super(ErrorCode.schemaViolation, message)
   }
 }
 
-export class Int64OutOfRangeError extends ApiError {
+export class Int64OutOfRangeError extends ApiError<400> {
   constructor (field: string) {
     super(ErrorCode.int64OutOfRange,
       `${field} must be an integer from -9223372036854775808 to 9223372036854775807`)
   }
 }
 
-export class ForbiddenKeyError extends ApiError {
+export class ForbiddenKeyError extends ApiError<400> {
   constructor (path: string) {
     super(ErrorCode.forbiddenKey, `${path} is not an allowed property name`)
   }
 }
 
-export class MalformedRequestError extends ApiError {
+export class MalformedRequestError extends ApiError<400> {
   constructor (message: string) {
     super(ErrorCode.malformedRequest, message)
   }
@@ -103,7 +105,7 @@ export class MalformedRequestError extends ApiError {
 
 const challenge = 'Bearer realm="plant-store"'
 
-export class MalformedCredentialsError extends ApiError {
+export class MalformedCredentialsError extends ApiError<400> {
   constructor () {
     super(ErrorCode.malformedCredentials,
       'the Authorization header must be "Bearer <token>"',
@@ -111,7 +113,7 @@ export class MalformedCredentialsError extends ApiError {
   }
 }
 
-export class MissingCredentialsError extends ApiError {
+export class MissingCredentialsError extends ApiError<401> {
   constructor () {
     super(ErrorCode.missingCredentials, 'bearer credentials are required',
       { 'www-authenticate': challenge })
@@ -122,7 +124,7 @@ export class MissingCredentialsError extends ApiError {
 // (expired, revoked, badly signed, for another audience, mistyped) gets a description saying why,
 // in the body and in the challenge's error_description (RFC 6750 section 3). A description must
 // not hold a double quote or a backslash, and never holds any part of the token.
-export class InvalidTokenError extends ApiError {
+export class InvalidTokenError extends ApiError<401> {
   constructor (description?: string) {
     super(ErrorCode.invalidToken, description ?? 'the bearer token is not valid', {
       'www-authenticate': description === undefined
@@ -133,7 +135,7 @@ export class InvalidTokenError extends ApiError {
 }
 
 // No route, or no resource (a plant, a file) where the route is.
-export class NotFoundError extends ApiError {
+export class NotFoundError extends ApiError<404> {
   constructor (message: string) {
     super(ErrorCode.notFound, message)
   }
@@ -143,20 +145,20 @@ export class NotFoundError extends ApiError {
   }
 }
 
-export class MethodNotAllowedError extends ApiError {
+export class MethodNotAllowedError extends ApiError<405> {
   constructor (method: string, allowedMethods: readonly string[]) {
     super(ErrorCode.methodNotAllowed, `${method} is not allowed here; use ${allowedMethods.join(', ')}`,
       { allow: allowedMethods.join(', ') })
   }
 }
 
-export class ContentTooLargeError extends ApiError {
+export class ContentTooLargeError extends ApiError<413> {
   constructor (limitInBytes: number) {
     super(ErrorCode.contentTooLarge, `the body is larger than ${limitInBytes} bytes`)
   }
 }
 
-export class UnsupportedMediaTypeError extends ApiError {
+export class UnsupportedMediaTypeError extends ApiError<415> {
   constructor (message: string) {
     super(ErrorCode.unsupportedMediaType, message)
   }
@@ -186,7 +188,7 @@ export interface RateLimitState {
 // policy with its quota (q) and window in seconds (w); RateLimit says what is left of it (r,
 // nothing) and the seconds until it is restored (t). Retry-After names the same moment, which
 // the draft asks it not to put before t.
-export class TooManyRequestsError extends ApiError {
+export class TooManyRequestsError extends ApiError<429> {
   // The policy that refused, for the metrics.
   readonly policy: string
 
@@ -202,25 +204,25 @@ export class TooManyRequestsError extends ApiError {
   }
 }
 
-export class RequestTimeoutError extends ApiError {
+export class RequestTimeoutError extends ApiError<408> {
   constructor () {
     super(ErrorCode.requestTimeout, 'the request was not received in full in time')
   }
 }
 
-export class HeaderFieldsTooLargeError extends ApiError {
+export class HeaderFieldsTooLargeError extends ApiError<431> {
   constructor () {
     super(ErrorCode.headerFieldsTooLarge, 'the request header fields are too large')
   }
 }
 
-export class InternalError extends ApiError {
+export class InternalError extends ApiError<500> {
   constructor () {
     super(ErrorCode.internal, 'internal server error')
   }
 }
 
-export class ConflictResponseError extends ApiError {
+export class ConflictResponseError extends ApiError<409> {
   constructor (message: string) {
     super(ErrorCode.conflict, message)
   }
@@ -228,7 +230,7 @@ export class ConflictResponseError extends ApiError {
 
 // The identity provider's signing keys (JWT_JWKS_URL) could not be fetched: only a JWT caller
 // gets this, and may retry; a JWT is never accepted without its key.
-export class IdentityProviderUnavailableError extends ApiError {
+export class IdentityProviderUnavailableError extends ApiError<503> {
   constructor (retryAfterSeconds: number) {
     super(ErrorCode.identityProviderUnavailable,
       "the identity provider's signing keys could not be fetched; retry later",
@@ -236,7 +238,7 @@ export class IdentityProviderUnavailableError extends ApiError {
   }
 }
 
-export class ServiceUnavailableError extends ApiError {
+export class ServiceUnavailableError extends ApiError<503> {
   constructor (message: string, retryAfterSeconds: number) {
     super(ErrorCode.storeUnavailable, message, { 'retry-after': String(retryAfterSeconds) })
   }

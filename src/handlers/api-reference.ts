@@ -1,7 +1,7 @@
 import type { operations } from '../../generated/openapi.js'
 import { type ApiReferenceFile, apiReferencePage } from '../api-reference/api-reference-files.js'
 import { NotFoundError } from '../errors/api-errors.js'
-import type { OperationHandler } from './operation-handler.js'
+import { type OperationHandler, redirect } from './operation-handler.js'
 
 // The page runs only what the service itself serves. Swagger UI sets inline styles and shows
 // data: images; "Try it out" sends a pasted token to this service, the one server the page
@@ -24,7 +24,7 @@ export function getApiReferenceHandler (): OperationHandler<operations['getApiRe
 export function getRootHandler (): OperationHandler<operations['getRoot']> {
   return async function getRoot (request, reply) {
     const root = request.routeOptions.url ?? '/'
-    return reply.redirect(`${root.replace(/\/$/, '')}/docs`, 302)
+    return redirect(reply, `${root.replace(/\/$/, '')}/docs`, 302)
   }
 }
 
@@ -33,7 +33,7 @@ export function getApiReferenceAssetHandler (
 ): OperationHandler<operations['getApiReferenceAsset']> {
   return async function getApiReferenceAsset (request, reply) {
     const file = files.get(request.params.asset)
-    if (file === undefined) throw NotFoundError.forRoute(request.method, request.url.split('?')[0] ?? request.url)
+    if (file === undefined) return NotFoundError.forRoute(request.method, request.url.split('?')[0] ?? request.url)
     // The files change only with the installed package, that is with a new release.
     reply.type(file.contentType).header('cache-control', 'public, max-age=3600')
     return file.body

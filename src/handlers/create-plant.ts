@@ -1,8 +1,9 @@
 import type { components, operations } from '../../generated/openapi.js'
-import { validatedInt64 } from '../int64/read-int64.js'
+import { ConflictResponseError } from '../errors/api-errors.js'
 import { compileDocumentWriter } from '../spec/declared-document.js'
 import type { LoadedOpenApiDocument } from '../spec/openapi-document.js'
 import type { PlantStore } from '../store/plant-store.js'
+import { PlantConflictError } from '../store/store-errors.js'
 import { type OperationHandler, sendJsonText } from './operation-handler.js'
 
 type Plant = components['schemas']['Plant']
@@ -24,14 +25,17 @@ export type StoredPlantsAreStillPlants = MustHold<IsStillAPlant<StoredPlantShape
 
 // A plant is stored as the document of the properties Plant declares, and that document is the
 // 200 body: undeclared properties of the request are never stored or echoed, and a property
-// added to Plant in openapi.yaml is stored, echoed and compared with no change here.
+// added to Plant in openapi.yaml is stored, echoed and compared with no change here. Another
+// plant under the id is the 409 the operation declares.
 export function createPlantHandler (store: PlantStore, { document }: LoadedOpenApiDocument): OperationHandler<operations['createPlant']> {
   const writePlantDocument = compileDocumentWriter(document, '#/components/schemas/Plant')
-  return async function createPlant (request, reply) {
-    const { plant } = await store.createPlant({
-      id: validatedInt64(request.body, 'id'),
-      document: writePlantDocument(request.body),
-    })
-    return sendJsonText<Plant>(reply, plant.document)
+  return async function createPlant ({ body }, reply) {
+    try {
+      const { plant } = await store.createPlant({ id: body.id, document: writePlantDocument(body) })
+      return sendJsonText<Plant>(reply, plant.document)
+    } catch (error) {
+      if (error instanceof PlantConflictError) return new ConflictResponseError(error.message)
+      throw error
+    }
   }
 }

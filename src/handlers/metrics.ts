@@ -1,18 +1,13 @@
 import type { operations } from '../../generated/openapi.js'
-import type { SecurityHandler } from '../auth/token-verifier.js'
 import { NotFoundError } from '../errors/api-errors.js'
-import type { ServiceMetrics } from '../metrics/service-metrics.js'
+import type { ServiceMetrics } from '../observability/service-metrics.js'
 import type { OperationHandler } from './operation-handler.js'
 
-// With METRICS=off there are no metrics: the path answers as an unknown one would. With
-// METRICS_TOKEN, the scraper's bearer token is checked here, by the operation itself: the token
-// is the operator's, so openapi.yaml declares no security scheme for it (src/auth/metrics-auth.ts).
-export function getMetricsHandler (metrics: ServiceMetrics | undefined, authenticate: SecurityHandler): OperationHandler<operations['getMetrics']> {
+// With METRICS=off there are no metrics: the path answers as an unknown one would. METRICS_TOKEN,
+// when set, is checked on the request's path before this runs (src/request-path.ts).
+export function getMetricsHandler (metrics: ServiceMetrics | undefined): OperationHandler<operations['getMetrics']> {
   return async function getMetrics (request, reply) {
-    if (metrics === undefined) throw NotFoundError.forRoute(request.method, request.routeOptions.url ?? '/metrics')
-    await new Promise<void>((resolve, reject) => {
-      authenticate(request, reply, (error) => { if (error === undefined || error === null) resolve(); else reject(error) })
-    })
+    if (metrics === undefined) return NotFoundError.forRoute(request.method, request.routeOptions.url ?? '/metrics')
     reply.type(metrics.contentType)
     return metrics.exposition()
   }

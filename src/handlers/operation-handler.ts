@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { operations } from '../../generated/openapi.js'
+import type { ApiError } from '../errors/api-errors.js'
 
 type JsonRequestBody<Operation> =
   Operation extends { requestBody: { content: { 'application/json': infer Body } } } ? Body : undefined
@@ -7,15 +8,39 @@ type JsonRequestBody<Operation> =
 type PathParameters<Operation> =
   Operation extends { parameters: { path: infer Path } } ? Path : Record<string, never>
 
+type QueryParameters<Operation> =
+  Operation extends { parameters: { query?: infer Query } } ? ([Query] extends [never] ? Record<string, never> : NonNullable<Query>) : Record<string, never>
+
+// The generated types give an int64 as `bigint | number`; a handler receives it decoded, as the
+// exact bigint it stands for (src/spec/request-decoder.ts), so that its type and value agree.
+export type Decoded<T> =
+  [bigint | number] extends [T] ? Exclude<T, number> : T extends object ? { [Key in keyof T]: Decoded<T[Key]> } : T
+
+type DeclaredStatus<Operation> = Operation extends { responses: infer Responses } ? keyof Responses : never
+
+// A failure a handler answers with: an ApiError whose status the operation declares (getPlant's
+// 404, createPlant's 409). Returning one of a status the operation does not declare fails to
+// compile. Failures every operation of a kind may meet (a 503 from the store, a 500) are not
+// the handler's to answer: they are thrown, and src/http/to-api-error.ts maps them.
+export type DeclaredRefusal<Operation> = ApiError<Exclude<Extract<DeclaredStatus<Operation>, number>, 200>>
+
+declare const redirectStatus: unique symbol
+
+// The reply, sent as a redirect of a status the operation declares (getRoot's 302).
+export type Redirected<Status extends number> = FastifyReply & { readonly [redirectStatus]: Status }
+
+export function redirect<Status extends number> (reply: FastifyReply, location: string, status: Status): Redirected<Status> {
+  return reply.redirect(location, status) as Redirected<Status>
+}
+
 // A JSON body is the data the spec's schema describes, which Fastify serialises, or that data
 // already written as JSON (a stored document, or a fixed document serialised at start-up), sent
 // as it is. Any other media type (a YAML document, a page, a script) is the text or bytes
-// themselves, which the handler writes as they are. An operation without a 200 (a redirect)
-// answers through the reply, and returns it.
-type SuccessBody<Operation> =
+// themselves, which the handler writes as they are. An operation without a 200 redirects.
+type SuccessAnswer<Operation> =
   Operation extends { responses: { 200: { content: infer Content } } }
     ? Content extends { 'application/json': infer Json } ? Json | JsonText<Json> : string | Buffer
-    : FastifyReply
+    : Redirected<Extract<DeclaredStatus<Operation>, 301 | 302 | 303 | 307 | 308>>
 
 // JSON known to hold a Body: a stored document, which passed the spec's schema on its way in, or
 // a fixed document's bytes.
@@ -27,13 +52,18 @@ export function sendJsonText<Body> (reply: FastifyReply, text: string | Buffer):
   return text
 }
 
-// A handler typed from the generated operation: it receives the request body and path
-// parameters the spec declares and must resolve to the spec's 200 body. Failures are thrown and
-// answered by the error handler.
+// A handler typed from the generated operation, in the manner of oapi-codegen's strict server:
+// it receives the decoded body and parameters the spec declares, and answers the spec's 200 body
+// or a refusal of a status the operation declares. Fastify answers a returned ApiError as it
+// does a thrown one: through the error handler, as the spec's Error body.
 export type OperationHandler<Operation> = (
-  request: FastifyRequest<{ Body: JsonRequestBody<Operation>, Params: PathParameters<Operation> }>,
+  request: FastifyRequest<{
+    Body: Decoded<JsonRequestBody<Operation>>
+    Params: Decoded<PathParameters<Operation>>
+    Querystring: Decoded<QueryParameters<Operation>>
+  }>,
   reply: FastifyReply,
-) => Promise<SuccessBody<Operation>>
+) => Promise<SuccessAnswer<Operation> | DeclaredRefusal<Operation>>
 
 // One handler per operationId of openapi.yaml: a missing, extra or mistyped one fails to compile.
 export type OperationHandlers = {

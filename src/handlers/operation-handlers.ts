@@ -1,6 +1,5 @@
 import { loadApiReferenceFiles } from '../api-reference/api-reference-files.js'
-import type { SecurityHandler } from '../auth/token-verifier.js'
-import type { ServiceMetrics } from '../metrics/service-metrics.js'
+import type { ServiceMetrics } from '../observability/service-metrics.js'
 import type { LoadedOpenApiDocument } from '../spec/openapi-document.js'
 import type { PlantStore } from '../store/plant-store.js'
 import { getApiReferenceAssetHandler, getApiReferenceHandler, getRootHandler } from './api-reference.js'
@@ -17,19 +16,17 @@ export interface HandlerDependencies {
   readonly openApi: LoadedOpenApiDocument
   // Undefined with METRICS=off.
   readonly metrics: ServiceMetrics | undefined
-  // Checks METRICS_TOKEN on /metrics.
-  readonly metricsAuth: SecurityHandler
 }
 
 // The service handlers fastify-openapi-glue binds, keyed by operationId.
-export function createOperationHandlers ({ store, openApi, metrics, metricsAuth }: HandlerDependencies): OperationHandlers {
+export function createOperationHandlers ({ store, openApi, metrics }: HandlerDependencies): OperationHandlers {
   return {
     getRoot: getRootHandler(),
     createPlant: createPlantHandler(store, openApi),
     getPlant: getPlantHandler(store),
     getHealth: getHealthHandler(),
     getReadiness: getReadinessHandler(store),
-    getMetrics: getMetricsHandler(metrics, metricsAuth),
+    getMetrics: getMetricsHandler(metrics),
     getOpenApiJson: getOpenApiJsonHandler(openApi),
     getOpenApiYaml: getOpenApiYamlHandler(openApi),
     getApiReference: getApiReferenceHandler(),

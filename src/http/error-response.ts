@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ApiError } from '../errors/api-errors.js'
 import { commonResponseHeaders } from './common-headers.js'
-import { toApiError } from '../errors/to-api-error.js'
+import { toApiError } from './to-api-error.js'
 import { recordFailure } from './request-log.js'
 
 export function errorBody (apiError: ApiError): { error: number, message: string } {

@@ -1,4 +1,4 @@
-import type { Config } from '../config.js'
+import type { Config } from '../config/config.js'
 
 // Why the service could not listen, in one line that names the setting to change: the stack of
 // a failed listen() says "getaddrinfo ENOTFOUND" or "EADDRINUSE" and nothing of HOST or PORT.

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { readJsonBody } from '../json/read-json-body.js'
+import { readJsonBody } from '../http/read-json-body.js'
 
 // application/json is the only body the service reads (src/json/read-json-body.ts says how);
 // anything else is a 415. Fastify's size limit applies first.

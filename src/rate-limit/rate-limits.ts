@@ -1,5 +1,5 @@
 import type { FastifyRequest, onRequestHookHandler } from 'fastify'
-import type { Config } from '../config.js'
+import type { Config } from '../config/config.js'
 import { ApiError, ErrorCode } from '../errors/api-errors.js'
 import { addressKey } from './client-address.js'
 import { FixedWindowCounter } from './fixed-window-counter.js'
@@ -9,9 +9,7 @@ export type RateLimitSettings = Pick<Config,
   'RATE_LIMIT_WINDOW' | 'RATE_LIMIT_PER_CREDENTIAL' | 'RATE_LIMIT_PER_ADDRESS' | 'RATE_LIMIT_FAILED_AUTH'>
 
 // What tests may change and operators need not: the clock, and how many keys each policy counts
-// apart in one window. A key took 70 bytes (IPv4) to 170 bytes (an IPv6 /64) of heap when
-// measured, so 100,000 keys hold at most some 17 MB per policy; only a flood from that many
-// addresses fills one.
+// apart in one window (100,000 keys hold at most some 17 MB per policy: see docs/benchmark.md).
 export interface RateLimitTuning {
   readonly now: () => number
   readonly keysPerWindow: number
@@ -24,10 +22,17 @@ const defaultTuning: RateLimitTuning = { now: Date.now, keysPerWindow: 100_000 }
 export const unlimitedOperations: ReadonlySet<string> = new Set(['getHealth', 'getReadiness'])
 
 export interface RateLimits {
-  // A protected operation's onRequest hooks, around its authentication hook.
-  readonly forProtectedOperation: (authenticate: onRequestHookHandler) => onRequestHookHandler[]
-  // A public operation's onRequest hooks: none for the probes.
-  readonly forPublicOperation: (operationId: string) => onRequestHookHandler[]
+  // Before the credentials are looked at, and counting nothing: an address that has failed too
+  // often is refused (429 42903) whatever it sends now, a valid token included, so a guessing
+  // loop cannot learn from the answers which guess was right until the window ends.
+  readonly refuseFailingAddress: onRequestHookHandler
+  // A refusal of the credentials (401, or 400 for a malformed header) counts one failure against
+  // the address; the request gets that refusal, not a 429.
+  readonly countFailedAuthentication: (request: FastifyRequest, failure: Error) => void
+  // 429 42901 past RATE_LIMIT_PER_CREDENTIAL, counted by the identity authentication found.
+  readonly limitCredential: onRequestHookHandler
+  // 429 42902 past RATE_LIMIT_PER_ADDRESS, for the public operations.
+  readonly limitAddress: onRequestHookHandler
 }
 
 // The rate limits, decided in onRequest hooks, so before a body is read (or invited with 100
@@ -48,34 +53,19 @@ export function createRateLimits (settings: RateLimitSettings, tuning: Partial<R
   const failedAuth = new RateLimitPolicy('failed-auth', counter(settings.RATE_LIMIT_FAILED_AUTH),
     ErrorCode.tooManyFailedAuthentications, 'too many failed authentications from this address')
 
-  // Before the credentials are looked at, and counting nothing: an address that has failed too
-  // often is refused whatever it sends now, a valid token included, so a guessing loop cannot
-  // learn from the answers which guess was right until the window ends.
-  const refuseFailingAddress: onRequestHookHandler = (request, _reply, done) => {
-    done(failedAuth.counter.isExhausted(addressKey(request.ip)) ? failedAuth.refusal() : undefined)
-  }
-
-  // A refusal of the credentials (401, or 400 for a malformed header) counts one failure
-  // against the address; the request gets that refusal, not a 429.
-  const countingFailures = (authenticate: onRequestHookHandler): onRequestHookHandler =>
-    function authenticateCountingFailures (request, reply, done) {
-      authenticate.call(this, request, reply, (error) => {
-        if (isRefusedCredential(error)) failedAuth.counter.hit(addressKey(request.ip))
-        done(error)
-      })
-    }
-
-  const limitCredential: onRequestHookHandler = (request, _reply, done) => {
-    done(perCredential.counter.hit(credentialKey(request)) ? undefined : perCredential.refusal())
-  }
-
-  const limitAddress: onRequestHookHandler = (request, _reply, done) => {
-    done(perAddress.counter.hit(addressKey(request.ip)) ? undefined : perAddress.refusal())
-  }
-
   return {
-    forProtectedOperation: (authenticate) => [refuseFailingAddress, countingFailures(authenticate), limitCredential],
-    forPublicOperation: (operationId) => unlimitedOperations.has(operationId) ? [] : [limitAddress],
+    refuseFailingAddress: function refuseFailingAddress (request, _reply, done) {
+      done(failedAuth.counter.isExhausted(addressKey(request.ip)) ? failedAuth.refusal() : undefined)
+    },
+    countFailedAuthentication: (request, failure) => {
+      if (isRefusedCredential(failure)) failedAuth.counter.hit(addressKey(request.ip))
+    },
+    limitCredential: function limitCredential (request, _reply, done) {
+      done(perCredential.counter.hit(credentialKey(request)) ? undefined : perCredential.refusal())
+    },
+    limitAddress: function limitAddress (request, _reply, done) {
+      done(perAddress.counter.hit(addressKey(request.ip)) ? undefined : perAddress.refusal())
+    },
   }
 }
 
@@ -86,6 +76,6 @@ function credentialKey (request: FastifyRequest): string {
 }
 
 // A 503 (the store or the identity provider unreachable) says nothing of the credentials.
-function isRefusedCredential (error: Error | undefined | null): boolean {
+function isRefusedCredential (error: Error): boolean {
   return error instanceof ApiError && (error.statusCode === 400 || error.statusCode === 401)
 }

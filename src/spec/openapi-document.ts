@@ -12,11 +12,15 @@ export type SecurityRequirement = Readonly<Record<string, readonly string[]>>
 
 export interface OpenApiOperation {
   readonly operationId?: string
+  readonly parameters?: readonly unknown[]
   readonly requestBody?: {
     readonly required?: boolean
     readonly content?: Readonly<Record<string, { readonly schema?: unknown } | undefined>>
   }
+  readonly responses?: Readonly<Record<string, unknown>>
   readonly security?: readonly SecurityRequirement[]
+  // The setting whose token the operation requires once it is set (src/request-path.ts).
+  readonly 'x-operator-token'?: unknown
 }
 
 export type OpenApiPathItem = Partial<Record<HttpMethod, OpenApiOperation>>

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { exportJWK } from 'jose'
 import t from 'tap'
 import { createJwtVerifier } from '../../src/auth/jwt/jwt-verifier.js'
-import { ConfigError } from '../../src/config.js'
+import { ConfigError } from '../../src/config/config.js'
 import { InvalidTokenError } from '../../src/errors/api-errors.js'
 import { createSigningKey, keySetOf, settingsWith, signToken, testClock } from '../support/signing-keys.js'
 

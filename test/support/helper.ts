@@ -5,7 +5,7 @@ import type { FastifyInstance, InjectOptions } from 'fastify'
 import type { Response as InjectResponse } from 'light-my-request'
 import type { Test } from 'tap'
 import { type AppConfig, type AppDependencies, buildApp } from '../../src/app.js'
-import { loadConfig } from '../../src/config.js'
+import { loadConfig } from '../../src/config/config.js'
 import { assertMatchesSpec } from './contract.js'
 
 export const testToken = 'test-token-0123456789'

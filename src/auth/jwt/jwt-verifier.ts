@@ -1,5 +1,5 @@
 import { jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose'
-import { asymmetricJwtAlgorithms } from '../../config.js'
+import { asymmetricJwtAlgorithms } from '../../config/config.js'
 import { IdentityProviderUnavailableError, InvalidTokenError } from '../../errors/api-errors.js'
 import type { JwtSettings } from '../jwt-settings.js'
 import { readKeySetFile } from './key-set-file.js'

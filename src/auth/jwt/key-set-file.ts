@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises'
 import { createLocalJWKSet, type JSONWebKeySet, type LocalJWKSet } from 'jose'
-import { ConfigError } from '../../config.js'
+import { ConfigError } from '../../config/config.js'
 
 // JWT_JWKS_FILE is read once, at start-up: a file that is missing or is not a set of public keys
 // stops the service there, rather than refusing every JWT once it runs.

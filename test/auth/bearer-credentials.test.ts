@@ -1,8 +1,7 @@
-import fastifyAuth from '@fastify/auth'
-import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify'
+import type { FastifyRequest } from 'fastify'
 import t from 'tap'
 import { createApiTokenVerifier } from '../../src/auth/api-token-verifier.js'
-import { createBearerAuth } from '../../src/auth/bearer-auth.js'
+import { BearerCredentials } from '../../src/auth/bearer-credentials.js'
 import type { Identity } from '../../src/auth/identity.js'
 import { notMine, type TokenVerifier } from '../../src/auth/token-verifier.js'
 import { InvalidTokenError } from '../../src/errors/api-errors.js'
@@ -15,14 +14,11 @@ const tokens = ['first-token-0123456789', 'second-token-9876543210'] as const
 type Authenticate = (authorization: string | undefined, connection?: object) => Promise<{ identity: Identity | null, error?: Error }>
 
 async function bearerAuthWith (verifiers: TokenVerifier[]): Promise<Authenticate> {
-  const app = Fastify()
-  await app.register(fastifyAuth)
-  const bearerAuth = createBearerAuth(app.auth, verifiers)
+  const bearerAuth = new BearerCredentials(verifiers)
   return async (authorization, connection = {}) => {
     const request = { headers: { authorization }, raw: { socket: connection }, identity: null }
-    const reply = { raw: {}, code: () => reply }
     const error = await new Promise<Error | undefined>((resolve) => {
-      bearerAuth(request as unknown as FastifyRequest, reply as unknown as FastifyReply, resolve)
+      bearerAuth.check(request as unknown as FastifyRequest, resolve)
     })
     return { identity: request.identity, ...(error === undefined || error === null ? {} : { error }) }
   }

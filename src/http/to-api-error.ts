@@ -1,11 +1,11 @@
 import type { FastifyRequest } from 'fastify'
 import {
-  ApiError, ConflictResponseError, ContentTooLargeError, Int64OutOfRangeError, InternalError, InvalidTextError,
+  ApiError, ContentTooLargeError, Int64OutOfRangeError, InternalError, InvalidTextError,
   MalformedRequestError, SchemaViolationError, ServiceUnavailableError, UnsupportedMediaTypeError,
-} from './api-errors.js'
+} from '../errors/api-errors.js'
 import { exactInt64Keyword } from '../int64/exact-int64-keyword.js'
 import { storableTextKeyword } from '../spec/storable-text.js'
-import { PlantConflictError, StoreUnavailableError } from '../store/store-errors.js'
+import { StoreUnavailableError } from '../store/store-errors.js'
 
 export interface SchemaProblem {
   keyword: string
@@ -21,11 +21,12 @@ interface FrameworkError {
   validationContext?: string
 }
 
-// The one place where a failure of any kind becomes a status, a code and a message that
-// openapi.yaml declares. What is not recognised here is an internal error.
+// The one place where a failure thrown on a request's path becomes a status, a code and a message
+// that openapi.yaml declares: the ApiErrors of the path and the handlers, the store's
+// unavailability, and what Fastify and Node blame on the request. What is not recognised here is
+// an internal error.
 export function toApiError (error: unknown, request: FastifyRequest): ApiError {
   if (error instanceof ApiError) return error
-  if (error instanceof PlantConflictError) return new ConflictResponseError(error.message)
   if (error instanceof StoreUnavailableError) return new ServiceUnavailableError(error.message, error.retryAfterSeconds)
 
   const { code, statusCode, validation, validationContext = 'request' } = (error ?? {}) as FrameworkError

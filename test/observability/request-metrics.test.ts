@@ -1,6 +1,6 @@
 import { Counter, Histogram, Registry } from 'prom-client'
 import t from 'tap'
-import { latencyBoundsMs, RequestMetrics } from '../../src/metrics/request-metrics.js'
+import { latencyBoundsMs, RequestMetrics } from '../../src/observability/request-metrics.js'
 
 // The request metrics are kept by hand for speed; their text must be what prom-client would
 // write for the same responses.

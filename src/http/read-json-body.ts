@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import { InvalidTextError } from '../errors/api-errors.js'
-import { contentTypeRefusal } from '../http/json-content-type.js'
-import { parseJsonExactly } from './parse-json-exactly.js'
+import { parseJsonExactly } from '../json/parse-json-exactly.js'
+import { contentTypeRefusal } from './json-content-type.js'
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 

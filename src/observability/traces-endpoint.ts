@@ -1,4 +1,4 @@
-import type { Config } from '../config.js'
+import type { Config } from '../config/config.js'
 
 export type TracingSettings = Pick<Config,
   'OTEL_EXPORTER_OTLP_ENDPOINT' | 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' | 'OTEL_SERVICE_NAME'>

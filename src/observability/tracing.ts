@@ -1,4 +1,5 @@
 import { FastifyOtelInstrumentation } from '@fastify/otel'
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import { context, propagation, type Span, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api'
 import { W3CTraceContextPropagator } from '@opentelemetry/core'
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
@@ -6,10 +7,8 @@ import { resourceFromAttributes } from '@opentelemetry/resources'
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { ATTR_SERVICE_NAME, ATTR_URL_PATH } from '@opentelemetry/semantic-conventions'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import type { SecurityHandler } from '../auth/token-verifier.js'
-import { toApiError } from '../errors/to-api-error.js'
+import { toApiError } from '../http/to-api-error.js'
 import type { BatchObserver, StoreBackend } from '../store/batch-observer.js'
-import { AsyncLocalContextManager } from './async-local-context-manager.js'
 import { HandlerFailureScrubber } from './handler-failure-scrubber.js'
 
 // Attributes of this service's own, under its name as OpenTelemetry advises.
@@ -19,6 +18,9 @@ export const tracingAttributes = {
   batchSize: 'plant_store.batch.size',
   backend: 'plant_store.store.backend',
 } as const
+
+// A step of a request's path that decides with a callback: nothing to go on, or the failure.
+export type RequestStep = (request: FastifyRequest, decided: (failure?: Error) => void) => void
 
 // Requests no operation matched (404, 405, a malformed request) share one name, as in the metrics.
 const unroutedName = 'unrouted'
@@ -37,7 +39,7 @@ export class Tracing {
   readonly #provider: BasicTracerProvider
   readonly #tracer: Tracer
   readonly #instrumentation: FastifyOtelInstrumentation
-  #contextManager: AsyncLocalContextManager | undefined
+  #contextManager: AsyncLocalStorageContextManager | undefined
 
   constructor (endpoint: string, serviceName: string) {
     this.#provider = new BasicTracerProvider({
@@ -59,7 +61,7 @@ export class Tracing {
   // Registers @fastify/otel and the hooks that complete its spans; the app must register it
   // before any other plugin, so that its request span starts first.
   async register (app: FastifyInstance): Promise<void> {
-    const manager = new AsyncLocalContextManager()
+    const manager = new AsyncLocalStorageContextManager().enable()
     if (context.setGlobalContextManager(manager)) {
       this.#contextManager = manager
       propagation.setGlobalPropagator(new W3CTraceContextPropagator())
@@ -93,21 +95,16 @@ export class Tracing {
     this.#contextManager = undefined
   }
 
-  // Each security handler gets a child span of the request, ended when it has decided.
-  traceAuthentication<Handlers extends Readonly<Record<string, SecurityHandler>>> (handlers: Handlers): Handlers {
-    const traced = Object.entries(handlers).map(([scheme, handler]) => [scheme, this.#tracedHandler(scheme, handler)])
-    return Object.fromEntries(traced) as Handlers
-  }
-
-  #tracedHandler (scheme: string, authenticate: SecurityHandler): SecurityHandler {
+  // A request's authentication as a child span of the request, ended when it has decided.
+  traceAuthentication (schemeNames: string, step: RequestStep): RequestStep {
     const tracer = this.#tracer
-    return function authenticateTraced (request, reply, done) {
-      const span = tracer.startSpan('authenticate', { attributes: { [tracingAttributes.securityScheme]: scheme } },
-        request.opentelemetry().context ?? undefined)
-      authenticate(request, reply, (error) => {
-        if (error !== undefined && error !== null) span.setStatus({ code: SpanStatusCode.ERROR, message: error.message })
+    const attributes = { [tracingAttributes.securityScheme]: schemeNames }
+    return function authenticateTraced (request, decided) {
+      const span = tracer.startSpan('authenticate', { attributes }, request.opentelemetry().context ?? undefined)
+      step(request, (failure) => {
+        if (failure !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: failure.message })
         span.end()
-        done(error)
+        decided(failure)
       })
     }
   }

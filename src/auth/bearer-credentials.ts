@@ -1,0 +1,114 @@
+import { timingSafeEqual } from 'node:crypto'
+import type { Socket } from 'node:net'
+import type { FastifyRequest } from 'fastify'
+import { ApiError, InvalidTokenError } from '../errors/api-errors.js'
+import { bearerTokenOf } from './bearer-token.js'
+import { type AcceptedToken, notMine, type TokenVerdict, type TokenVerifier } from './token-verifier.js'
+
+// Called once a request's credentials are decided: with nothing when they are accepted (and
+// request.identity is set), or with the failure to answer.
+export type Decided = (failure?: Error) => void
+
+interface AcceptedHeader {
+  readonly header: Buffer
+  readonly accepted: AcceptedToken
+}
+
+// A bearer security scheme: its verifiers (API_TOKENS, managed tokens, JWTs, or METRICS_TOKEN),
+// asked in order, cheapest first, until one gives a verdict, and the Authorization header last
+// accepted on each connection. Refusals follow RFC 6750 whichever verifier refuses: 401 with a
+// challenge when the token is missing or not valid, 400 when the header is malformed.
+export class BearerCredentials {
+  readonly #verifiers: readonly TokenVerifier[]
+  readonly #acceptedOnConnection = new WeakMap<Socket, AcceptedHeader>()
+
+  constructor (verifiers: readonly TokenVerifier[]) {
+    if (verifiers.length === 0) throw new Error('a bearer scheme needs at least one verifier')
+    this.#verifiers = verifiers
+  }
+
+  readonly check = (request: FastifyRequest, decided: Decided): void => {
+    const authorization = request.headers.authorization
+    if (authorization !== undefined && this.#reused(request, authorization)) {
+      decided()
+      return
+    }
+    const token = bearerTokenOf(authorization)
+    if (token instanceof ApiError) decided(token)
+    else this.#ask(0, token, request, undefined, decided)
+  }
+
+  // Asks the verifiers from `first` on. An acceptance or a refusal is the verdict; a verifier
+  // that does not know the token, or that failed (its store unreachable), leaves it to the next,
+  // and a failure is the answer when none of them knows the token.
+  #ask (first: number, token: string, request: FastifyRequest, failure: unknown, decided: Decided): void {
+    for (let index = first; index < this.#verifiers.length; index++) {
+      let verdict: TokenVerdict | Promise<TokenVerdict>
+      try {
+        verdict = this.#verifiers[index]!(token)
+      } catch (error) {
+        failure = error
+        continue
+      }
+      if (verdict instanceof Promise) {
+        verdict.then(
+          (settled) => {
+            if (settled === notMine) this.#ask(index + 1, token, request, failure, decided)
+            else this.#decide(settled, request, decided)
+          },
+          (error: unknown) => this.#ask(index + 1, token, request, error, decided))
+          // Whatever answering the request throws is the request's failure, never an unhandled
+          // rejection that would end the process.
+          .catch((error: unknown) => request.log.error({ err: error }, 'authentication failed unexpectedly'))
+        return
+      }
+      if (verdict !== notMine) {
+        this.#decide(verdict, request, decided)
+        return
+      }
+    }
+    decided(failure === undefined ? new InvalidTokenError() : failure instanceof Error ? failure : new Error(String(failure)))
+  }
+
+  #decide (verdict: AcceptedToken | ApiError, request: FastifyRequest, decided: Decided): void {
+    if (verdict instanceof ApiError) {
+      decided(verdict)
+      return
+    }
+    request.identity = verdict.identity
+    this.#remember(request, verdict)
+    decided()
+  }
+
+  // A keep-alive client sends the same header with every request: accepted again without
+  // hashing, asking the store or verifying a signature, until the verifier that accepted it said
+  // it may have changed (a managed token's cache time, a JWT's expiry).
+  #reused (request: FastifyRequest, authorization: string): boolean {
+    const socket: Socket | null = request.raw.socket
+    const cached = socket === null ? undefined : this.#acceptedOnConnection.get(socket)
+    if (cached === undefined || !isSameHeader(authorization, cached.header)) return false
+    const { reusableUntil, identity } = cached.accepted
+    if (reusableUntil !== Number.POSITIVE_INFINITY && reusableUntil <= Date.now()) return false
+    request.identity = identity
+    return true
+  }
+
+  // A header its verifier will not let be reused (TOKEN_CACHE_TTL=0) is not kept.
+  #remember (request: FastifyRequest, accepted: AcceptedToken): void {
+    const socket: Socket | null = request.raw.socket
+    const header = request.headers.authorization
+    if (socket === null || header === undefined || accepted.reusableUntil <= Date.now()) return
+    this.#acceptedOnConnection.set(socket, { header: Buffer.from(header), accepted })
+  }
+}
+
+// One connection may carry several clients' requests (a proxy pooling its connections), so the
+// header a request sends is compared with the one cached for its connection in constant time,
+// at the cached header's length whatever the sent one's: the time tells nothing of how much of
+// another client's header matched, nor of its length. UTF-8 keeps distinct strings distinct but
+// for lone surrogates, which an accepted header (ASCII and whitespace) never holds.
+function isSameHeader (header: string, accepted: Buffer): boolean {
+  const sent = Buffer.from(header)
+  const sameLength = sent.length === accepted.length
+  return timingSafeEqual(sameLength ? sent : accepted, accepted) && sameLength
+}

@@ -1,0 +1,65 @@
+import type { FastifyRequest } from 'fastify'
+import type { SecurityRequirement } from '../spec/openapi-document.js'
+import type { BearerCredentials, Decided } from './bearer-credentials.js'
+
+// Decides whether a request may call an operation; sets request.identity when it may.
+export type Authenticate = (request: FastifyRequest, decided: Decided) => void
+
+export interface OperationAuthenticator {
+  readonly authenticate: Authenticate
+  // The schemes it checks, for its trace span.
+  readonly schemeNames: string
+}
+
+// Who may call one operation, from its security requirements in openapi.yaml: any one
+// requirement may be met (OR), and a requirement is met when every scheme it names accepts the
+// request's credentials (AND). Undefined for a public operation (`security: []`, or a requirement
+// that names nothing). A scheme the service has no credentials for stops start-up rather than
+// leave the operation open.
+export function operationAuthenticator (
+  requirements: readonly SecurityRequirement[],
+  schemes: Readonly<Record<string, BearerCredentials>>,
+  operationName: string
+): OperationAuthenticator | undefined {
+  if (requirements.length === 0 || requirements.some((requirement) => Object.keys(requirement).length === 0)) return undefined
+  const alternatives = requirements.map((requirement) => allOf(Object.keys(requirement).map((name) => {
+    const scheme = schemes[name]
+    if (scheme === undefined) throw new Error(`${operationName} requires security scheme ${name}, which this service cannot check`)
+    return scheme.check
+  })))
+  const schemeNames = [...new Set(requirements.flatMap((requirement) => Object.keys(requirement)))].join(' ')
+  return { authenticate: anyOf(alternatives), schemeNames }
+}
+
+// The first failure stops the rest.
+function allOf (checks: readonly Authenticate[]): Authenticate {
+  if (checks.length === 1) return checks[0]!
+  return function allSchemes (request, decided) {
+    let next = 0
+    const step: Decided = (failure) => {
+      if (failure !== undefined || next === checks.length) decided(failure)
+      else checks[next++]!(request, step)
+    }
+    step()
+  }
+}
+
+// The first success stops the rest; when none succeeds, the first alternative's refusal is the
+// answer, as the spec lists it first.
+function anyOf (checks: readonly Authenticate[]): Authenticate {
+  if (checks.length === 1) return checks[0]!
+  return function anyRequirement (request, decided) {
+    let next = 0
+    let firstFailure: Error | undefined
+    const step: Decided = (failure) => {
+      if (failure === undefined) {
+        decided()
+        return
+      }
+      firstFailure ??= failure
+      if (next === checks.length) decided(firstFailure)
+      else checks[next++]!(request, step)
+    }
+    checks[next++]!(request, step)
+  }
+}

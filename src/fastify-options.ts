@@ -1,0 +1,80 @@
+import { randomUUID } from 'node:crypto'
+import type { Server } from 'node:http'
+import type { FastifyBaseLogger, FastifyHttpOptions, FastifyReply, FastifyRequest } from 'fastify'
+import type { AppConfig } from './app.js'
+import { answerClientError } from './http/client-error-response.js'
+import { ConnectionGuard } from './http/connection-guard.js'
+import { sendError } from './http/error-response.js'
+import { type LogDestination, stdoutLogDestination } from './http/log-destination.js'
+import { prettyLogDestination } from './http/pretty-log-line.js'
+import { AccessLog, serializeRequest } from './http/request-log.js'
+import type { Observability } from './observability/observability.js'
+import { buildRequestValidator, exactValidationOptions } from './spec/request-validator.js'
+
+const clientRequestId = /^[A-Za-z0-9._:-]{1,128}$/
+
+// After SIGTERM, how long a keep-alive connection stays open while idle: a request its client sent
+// just before the signal still arrives and is answered.
+const shutdownIdleGraceMs = 1000
+
+// Fastify's options: the server under it, its logger and access line, its limits, and the
+// validator and error answers the spec calls for. `log` is the app's logger, once it exists.
+export function fastifyOptions (
+  config: AppConfig, observability: Observability, logColors: boolean, log: () => FastifyBaseLogger
+): FastifyHttpOptions<Server> {
+  const connectionGuard = new ConnectionGuard({
+    maxConnections: config.MAX_CONNECTIONS,
+    maxUnansweredRequests: config.MAX_UNANSWERED_REQUESTS,
+    shutdownIdleGraceMs,
+  }, log)
+  return {
+    logger: {
+      level: config.LOG_LEVEL,
+      // Request lines are written by serializeRequest, which leaves out headers and query values
+      // (test/access-log.test.ts holds it to that), so there is nothing under `req` to redact, and
+      // redacting there would copy every access line. Headers logged by hand are still redacted.
+      serializers: { req: serializeRequest },
+      redact: { paths: ['headers.authorization', 'headers.cookie'], censor: '[redacted]' },
+      stream: logDestination(config, logColors),
+    },
+    logController: new AccessLog(observability.requestCompleted),
+    bodyLimit: config.BODY_LIMIT,
+    // A request must arrive in full within this time, or it gets a 408 and its connection is
+    // closed: a client that sends its body slowly cannot hold a connection for ever.
+    requestTimeout: config.REQUEST_TIMEOUT,
+    http: {
+      // With headersTimeout (60 s by default) above requestTimeout, a request whose body stalled
+      // was not timed out on Node 20; and Node looks for expired requests only every
+      // connectionsCheckingInterval (30 s by default).
+      headersTimeout: Math.min(60_000, config.REQUEST_TIMEOUT),
+      connectionsCheckingInterval: Math.min(1000, config.REQUEST_TIMEOUT),
+      // Node's own Host check answers a bare 400; http-protocol.ts answers an Error body.
+      requireHostHeader: false,
+    },
+    // HEAD is not declared in openapi.yaml, so it gets the same 405 as any undeclared method.
+    exposeHeadRoutes: false,
+    // Fastify's own 503 while closing has a body the spec does not declare; in-flight and
+    // keep-alive requests are finished instead, and the store closes after them.
+    return503OnClosing: false,
+    // The connection guard bounds each connection and closes idle ones gently on shutdown,
+    // where Fastify and Node would reset them at once.
+    serverFactory: connectionGuard.serverFactory,
+    forceCloseConnections: false,
+    genReqId: (request) => {
+      const sent = request.headers['x-request-id']
+      return typeof sent === 'string' && clientRequestId.test(sent) ? sent : randomUUID()
+    },
+    ajv: exactValidationOptions,
+    schemaController: { compilersFactory: { buildValidator: buildRequestValidator } },
+    clientErrorHandler: observability.countedClientErrors(answerClientError),
+    frameworkErrors: (error, request, reply) => {
+      void sendError(error, request as FastifyRequest, reply as FastifyReply)
+    },
+  }
+}
+
+// LOG_FORMAT=auto is settled by src/server.ts, which knows whether standard output is a terminal;
+// an app built without it (the tests) logs JSON.
+function logDestination (config: AppConfig, colors: boolean): LogDestination {
+  return config.LOG_FORMAT === 'pretty' ? prettyLogDestination(stdoutLogDestination(), { colors }) : stdoutLogDestination()
+}

@@ -1,0 +1,152 @@
+import type {
+  FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler, RouteHandlerMethod,
+} from 'fastify'
+import type { Credentials } from './auth/credentials.js'
+import { type OperationAuthenticator, operationAuthenticator } from './auth/operation-authenticator.js'
+import { SchemaViolationError } from './errors/api-errors.js'
+import type { Observability } from './observability/observability.js'
+import { type RateLimits, unlimitedOperations } from './rate-limit/rate-limits.js'
+import { describeOperation, listOperations, type OpenApiDocument, type OperationEntry, securityOf } from './spec/openapi-document.js'
+import { compileRequestDecoder } from './spec/request-decoder.js'
+
+// Everything a request meets, in order. Node and Fastify run the first and the last parts for
+// every request; the middle is built here, per operation, from openapi.yaml.
+//
+//  1. The connection guard: connections and unanswered requests bounded, a request that
+//     cannot be parsed answered with an Error (src/http/connection-guard.ts,
+//     src/http/client-error-response.ts, counted as "unparsed" by the metrics).
+//  2. Routing, and its request id (the caller's X-Request-Id when sane).
+//  3. The request span, named after the operation (src/observability/tracing.ts; traces on).
+//  4. The Host header is required (src/plugins/http-protocol.ts); a request no operation matches
+//     is a 404 or 405 (src/plugins/unrouted-requests.ts).
+//  5. The operation's steps, before its body is read: `stepsOf` below.
+//  6. `100 Continue` once they pass; the body read as strict JSON, or a 413 or 415
+//     (src/plugins/json-body.ts, src/http/read-json-body.ts).
+//  7. A body the spec requires must be there (`requireBody`); the body and parameters validated
+//     against the spec (src/spec/request-validator.ts, exact int64, storable text).
+//  8. int64 parameters and body fields decoded to bigints (src/spec/request-decoder.ts), then the
+//     operation's handler (src/handlers/), typed from the spec: its 200, or a refusal its
+//     operation declares.
+//  9. Every failure becomes the spec's Error body (src/http/error-response.ts); store errors and
+//     rate-limit refusals are counted, and a failed request's span marked (src/plugins/observability.ts).
+// 10. Common headers (nosniff, the request id: src/plugins/response-headers.ts).
+// 11. Once answered: one access line, and the request counted and timed by operation and status
+//     (src/http/request-log.ts, src/observability/observability.ts).
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    // The operation a route serves: the request span and the request metrics are named after it.
+    // Unrouted requests have none.
+    operationId?: string
+  }
+}
+
+export interface RequestPathParts {
+  readonly document: OpenApiDocument
+  // Keyed by operationId.
+  readonly handlers: Readonly<Record<string, unknown>>
+  readonly credentials: Credentials
+  readonly limits: RateLimits
+  readonly observability: Observability
+}
+
+// The part of an operation's route the request path decides.
+export interface OperationRoute {
+  readonly onRequest?: onRequestHookHandler[]
+  readonly preValidation?: typeof requireBody
+  readonly handler: RouteHandlerMethod
+  readonly config: { readonly operationId: string }
+}
+
+export function createRequestPath ({ document, handlers, credentials, limits, observability }: RequestPathParts): (entry: OperationEntry) => OperationRoute {
+  const missing = listOperations(document).filter(({ operation: { operationId } }) =>
+    operationId === undefined || !Object.hasOwn(handlers, operationId))
+  if (missing.length > 0) {
+    throw new Error(`openapi.yaml declares operations with no handler: ${missing.map(describeOperation).join(', ')}`)
+  }
+
+  // Authentication as a step: a refusal of the credentials counts against the client's address,
+  // and with traces on the step is a span of its own.
+  const authentication = ({ authenticate, schemeNames }: OperationAuthenticator): onRequestHookHandler => {
+    const traced = observability.traceAuthentication(schemeNames, authenticate)
+    return function authenticateRequest (request, _reply, done) {
+      traced(request, (failure) => {
+        if (failure !== undefined) limits.countFailedAuthentication(request, failure)
+        done(failure)
+      })
+    }
+  }
+
+  // The steps before the body is read, in order, with the statuses they may answer.
+  const stepsOf = (entry: OperationEntry, operationId: string): onRequestHookHandler[] => {
+    const name = describeOperation(entry)
+    const consumer = operationAuthenticator(securityOf(document, entry.operation), credentials.schemes, name)
+    if (consumer !== undefined) {
+      requireDeclared(entry, [400, 401, 429, 503], 'its security requirements')
+      return [
+        limits.refuseFailingAddress, // 429: too many failed authentications from this address
+        authentication(consumer), //    400, 401, 503 (the store or the identity provider down)
+        limits.limitCredential, //      429: too many requests with this credential
+      ]
+    }
+    const steps: onRequestHookHandler[] = []
+    if (!unlimitedOperations.has(operationId)) {
+      requireDeclared(entry, [429], 'a public operation, limited per client address')
+      steps.push(limits.limitAddress) // 429: too many requests from this address
+    }
+    const operator = operatorAuthenticator(entry)
+    if (operator !== undefined) {
+      requireDeclared(entry, [400, 401, 429], `its x-operator-token, ${entry.operation['x-operator-token']}`)
+      steps.push(limits.refuseFailingAddress, authentication(operator))
+    }
+    return steps
+  }
+
+  // An operation with `x-operator-token: <setting>` (/metrics: METRICS_TOKEN) is public in the
+  // spec, as a consumer's client must not hold the operator's token; once the setting is set,
+  // that token is required.
+  const operatorAuthenticator = (entry: OperationEntry): OperationAuthenticator | undefined => {
+    const setting = entry.operation['x-operator-token']
+    if (setting === undefined) return undefined
+    if (typeof setting !== 'string' || !Object.hasOwn(credentials.operatorTokens, setting)) {
+      throw new Error(`${describeOperation(entry)} names x-operator-token ${String(setting)}, which is not a token setting of this service`)
+    }
+    const token = credentials.operatorTokens[setting]
+    return token === undefined ? undefined : { authenticate: token.check, schemeNames: setting }
+  }
+
+  return (entry) => {
+    const operationId = entry.operation.operationId ?? ''
+    const onRequest = stepsOf(entry, operationId)
+    const handle = handlers[operationId] as RouteHandlerMethod
+    const decode = compileRequestDecoder(document, entry)
+    return {
+      ...(onRequest.length === 0 ? {} : { onRequest }),
+      ...(entry.operation.requestBody?.required === true ? { preValidation: requireBody } : {}),
+      handler: decode === undefined
+        ? handle
+        : function decodedThenHandled (request, reply) {
+          decode(request)
+          return handle.call(this, request, reply)
+        },
+      config: { operationId },
+    }
+  }
+}
+
+// Fastify validates a body against the schema of its media type, so a request with no body
+// and no Content-Type would meet no schema at all; the spec's `required: true` is kept here.
+// The hook takes a callback: an async hook costs a promise per request.
+function requireBody (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  done(request.body === undefined ? new SchemaViolationError('the request body is required') : undefined)
+}
+
+// Every response has a status the spec declares: an operation whose path could answer a status
+// it does not declare stops start-up, saying which.
+function requireDeclared (entry: OperationEntry, statuses: readonly number[], why: string): void {
+  const declared = entry.operation.responses ?? {}
+  const missing = statuses.filter((status) => declared[String(status)] === undefined && declared.default === undefined)
+  if (missing.length > 0) {
+    throw new Error(`openapi.yaml: ${describeOperation(entry)} must declare the responses ${missing.join(', ')}, which ${why} may answer`)
+  }
+}
