@@ -1,5 +1,5 @@
 import {
-  createLocalJWKSet, errors, type CryptoKey, type FlattenedJWSInput, type JSONWebKeySet, type JWSHeaderParameters, type LocalJWKSet,
+  createRemoteJWKSet, type CryptoKey, customFetch, errors, type FlattenedJWSInput, type JWSHeaderParameters,
 } from 'jose'
 
 // Fetched keys serve for this long; the next token after that fetches them again.
@@ -38,43 +38,53 @@ export interface RemoteKeySetOptions {
   readonly onFetchFailed: (error: unknown) => void
 }
 
-interface FetchedKeys {
-  readonly keySet: LocalJWKSet
-  readonly fetchedAtMs: number
-}
-
-// The identity provider's keys, fetched from its JWKS URL when a token first needs them. jose's
-// createRemoteJWKSet refetches on an unknown kid only 30 s after the last fetch, so a key
-// published less than 30 s before its first token would be refused for up to 30 s; here the
-// interval is counted between refetches for unknown kids, and the first one after any other
-// fetch is always allowed.
+// The identity provider's keys, fetched from its JWKS URL when a token first needs them, by
+// jose's createRemoteJWKSet (the fetch, its timeout, the JWKS's checks, the choice of key). Two
+// things are decided here instead, on the service's clock. A kid the keys lack refetches them at
+// once if no refetch for an unknown kid came since the last other fetch, and otherwise at most
+// every 5 s: jose's cooldown counts from any fetch (30 s by default), so a key published just
+// after a fetch would be refused until it ended. And a failed fetch is not tried again for a
+// second: jose would try it again for every token, each waiting out the timeout.
 //
-// One fetch runs at a time, and every caller who needs keys meanwhile waits for it. Nothing is
-// fetched before the first token (or warmUp), so the service starts while the identity provider
-// is down; and keys older than keysMaxAgeMs are never used, so a JWKS that cannot be fetched
-// refuses JWTs (SigningKeysUnavailableError) rather than trusting keys it may have withdrawn.
+// One fetch runs at a time, and every caller who needs keys meanwhile waits for it. Keys older
+// than keysMaxAgeMs are never used, so a JWKS that cannot be fetched refuses JWTs
+// (SigningKeysUnavailableError) rather than trusting keys it may have withdrawn.
 export class RemoteKeySet {
   readonly #options: RemoteKeySetOptions
-  #keys: FetchedKeys | undefined
-  #fetching: Promise<FetchedKeys> | undefined
+  readonly #keys: ReturnType<typeof createRemoteJWKSet>
+  // What the last fetch was answered, to say why jose refused it.
+  #lastStatus: number | undefined
+  #fetchedAtMs: number | undefined
+  #fetching: Promise<void> | undefined
   #failedAtMs = -Infinity
   #lastUnknownKidRefetchAtMs = -Infinity
 
   constructor (options: RemoteKeySetOptions) {
     this.#options = options
+    this.#keys = createRemoteJWKSet(new URL(options.url), {
+      timeoutDuration: options.timeoutMs,
+      // Both decided above, on the service's clock.
+      cacheMaxAge: Number.POSITIVE_INFINITY,
+      cooldownDuration: Number.POSITIVE_INFINITY,
+      headers: { accept: 'application/jwk-set+json, application/json' },
+      [customFetch]: async (url: string, init: RequestInit) => {
+        const response = await fetch(url, init)
+        this.#lastStatus = response.status
+        if (response.status !== 200) await response.body?.cancel()
+        return response
+      },
+    })
   }
 
   // The key for a token, as jose's jwtVerify asks for it. Throws jose's JWKSNoMatchingKey when
   // no key has the token's kid (and alg), even after a refetch or when none is allowed now.
   readonly getKey = async (header: JWSHeaderParameters, token: FlattenedJWSInput): Promise<CryptoKey> => {
-    const { keys, fetchedForThisToken } = await this.#currentKeys()
+    const fetchedForThisToken = await this.#fetchUnlessFresh()
     try {
-      return await keys.keySet(header, token)
+      return await this.#keys(header, token)
     } catch (error) {
-      if (!(error instanceof errors.JWKSNoMatchingKey) || fetchedForThisToken) throw error
-      const refetched = await this.#refetchForUnknownKid()
-      if (refetched === undefined) throw error
-      return await refetched.keySet(header, token)
+      if (!(error instanceof errors.JWKSNoMatchingKey) || fetchedForThisToken || !await this.#refetchForUnknownKid()) throw error
+      return await this.#keys(header, token)
     }
   }
 
@@ -82,39 +92,40 @@ export class RemoteKeySet {
   // onFetchFailed, and the next token tries again after the backoff).
   async warmUp (): Promise<void> {
     try {
-      await this.#currentKeys()
+      await this.#fetchUnlessFresh()
     } catch {}
   }
 
-  async #currentKeys (): Promise<{ keys: FetchedKeys, fetchedForThisToken: boolean }> {
-    const keys = this.#keys
-    if (keys !== undefined && this.#options.now() - keys.fetchedAtMs < keysMaxAgeMs) {
-      return { keys, fetchedForThisToken: false }
-    }
-    return { keys: await this.#fetch(false), fetchedForThisToken: true }
+  // True when it fetched.
+  async #fetchUnlessFresh (): Promise<boolean> {
+    if (this.#fetchedAtMs !== undefined && this.#options.now() - this.#fetchedAtMs < keysMaxAgeMs) return false
+    await this.#fetch(false)
+    return true
   }
 
-  // undefined when a refetch is not allowed yet.
-  async #refetchForUnknownKid (): Promise<FetchedKeys | undefined> {
-    if (this.#fetching !== undefined) return await this.#fetching
+  // False when a refetch is not allowed yet.
+  async #refetchForUnknownKid (): Promise<boolean> {
+    if (this.#fetching !== undefined) {
+      await this.#fetching
+      return true
+    }
     this.#refuseWhileBackingOff()
     const now = this.#options.now()
-    if (now - this.#lastUnknownKidRefetchAtMs < unknownKidRefetchIntervalMs) return undefined
+    if (now - this.#lastUnknownKidRefetchAtMs < unknownKidRefetchIntervalMs) return false
     this.#lastUnknownKidRefetchAtMs = now
-    return await this.#fetch(true)
+    await this.#fetch(true)
+    return true
   }
 
-  #fetch (forUnknownKid: boolean): Promise<FetchedKeys> {
+  #fetch (forUnknownKid: boolean): Promise<void> {
     if (this.#fetching !== undefined) return this.#fetching
     this.#refuseWhileBackingOff()
-    const fetching = this.#download().then((keySet) => {
-      const keys = { keySet, fetchedAtMs: this.#options.now() }
-      this.#keys = keys
+    const fetching = this.#keys.reload().then(() => {
+      this.#fetchedAtMs = this.#options.now()
       if (!forUnknownKid) this.#lastUnknownKidRefetchAtMs = -Infinity
-      return keys
     }, (error: unknown) => {
       this.#failedAtMs = this.#options.now()
-      this.#options.onFetchFailed(error)
+      this.#options.onFetchFailed(new JwksFetchError(this.#reasonOf(error), { cause: error }))
       throw new SigningKeysUnavailableError(Math.ceil(failedFetchBackoffMs / 1000))
     }).finally(() => {
       this.#fetching = undefined
@@ -128,46 +139,17 @@ export class RemoteKeySet {
     if (backoffLeftMs > 0) throw new SigningKeysUnavailableError(Math.max(1, Math.ceil(backoffLeftMs / 1000)))
   }
 
-  // Rejects with a JwksFetchError unless the URL answers 200 with a JWKS within the timeout.
-  async #download (): Promise<LocalJWKSet> {
-    const { url, timeoutMs } = this.#options
-    const timedOut = `did not answer within ${timeoutMs} ms`
-    let response: Response
-    try {
-      response = await fetch(url, {
-        signal: AbortSignal.timeout(timeoutMs),
-        // A redirect could lead off the https:// URL the settings insist on.
-        redirect: 'manual',
-        headers: { accept: 'application/jwk-set+json, application/json' },
-      })
-    } catch (error) {
-      throw new JwksFetchError(isTimeout(error) ? timedOut : `could not be reached (${reasonOf(error)})`, { cause: error })
+  // jose's refusal of a fetch, told as what the URL did.
+  #reasonOf (error: unknown): string {
+    if (error instanceof errors.JWKSTimeout) return `did not answer within ${this.#options.timeoutMs} ms`
+    if (error instanceof errors.JWKSInvalid) return 'answered JSON that is not a JWKS (an object with a keys array of keys)'
+    if (error instanceof errors.JOSEError) {
+      return this.#lastStatus !== undefined && this.#lastStatus !== 200
+        ? `answered ${this.#lastStatus}, not 200`
+        : 'answered a body that is not JSON'
     }
-    if (response.status !== 200) {
-      await response.body?.cancel()
-      throw new JwksFetchError(`answered ${response.status}, not 200`)
-    }
-    let body: unknown
-    try {
-      body = await response.json()
-    } catch (error) {
-      throw new JwksFetchError(isTimeout(error) ? timedOut : 'answered a body that is not JSON', { cause: error })
-    }
-    try {
-      return createLocalJWKSet(body as JSONWebKeySet)
-    } catch (error) {
-      throw new JwksFetchError('answered JSON that is not a JWKS (an object with a keys array of keys)', { cause: error })
-    }
+    // fetch's own message is "fetch failed"; what failed (ECONNREFUSED, a certificate) is its cause.
+    const cause = error instanceof Error ? error.cause : undefined
+    return `could not be reached (${cause instanceof Error ? cause.message : error instanceof Error ? error.message : String(error)})`
   }
-}
-
-function isTimeout (error: unknown): boolean {
-  return error instanceof Error && error.name === 'TimeoutError'
-}
-
-// fetch's own message is "fetch failed"; what failed (ECONNREFUSED, a certificate) is its cause.
-function reasonOf (error: unknown): string {
-  const cause = error instanceof Error ? error.cause : undefined
-  if (cause instanceof Error) return cause.message
-  return error instanceof Error ? error.message : String(error)
 }
