@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path'
 // The files the API reference page loads: Swagger UI from its npm package (never a CDN) and the
 // page's own start-up script. Read once, when the app is built, and served from memory as bytes:
 // every response writes the same Buffer to its socket, which copies nothing and encodes nothing,
-// where a string (the bundle is 1.7 MB) was encoded to UTF-8 again for every response, and a
+// where a string (the bundle is megabytes) was encoded to UTF-8 again for every response, and a
 // stream from disk would hold a file handle and read buffers for every slow reader.
 
 export interface ApiReferenceFile {
@@ -71,7 +71,7 @@ const startUpScript = `window.addEventListener('load', async function () {
 
 let files: ReadonlyMap<string, ApiReferenceFile> | undefined
 
-// Read on first use and kept: the bundle is 1.7 MB, and tests build many apps.
+// Read on first use and kept: the bundle is large, and tests build many apps.
 export function loadApiReferenceFiles (): ReadonlyMap<string, ApiReferenceFile> {
   const fromSwaggerUi = (name: string, contentType: string): [string, ApiReferenceFile] =>
     [name, { contentType, body: readFileSync(join(swaggerUiFolder, name)) }]

@@ -17,8 +17,8 @@ export function getReadinessHandler (store: PlantStore): OperationHandler<operat
 }
 
 // The served documents are fixed for the life of the process: each is serialised once, here,
-// and every response sends the same bytes. Serialising per request let a client that pipelines
-// thousands of requests make the service build (and hold) thousands of copies.
+// and every response sends the same bytes, however many requests a client pipelines (see
+// docs/reliability.md).
 export function getOpenApiJsonHandler ({ document }: LoadedOpenApiDocument): OperationHandler<operations['getOpenApiJson']> {
   const json = Buffer.from(JSON.stringify(document))
   return async function getOpenApiJson (request, reply) {

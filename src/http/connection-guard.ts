@@ -32,8 +32,8 @@ interface Connection {
 const sweepIntervalMs = 100
 // The longest the backlog may keep the event loop before other connections are read.
 const backlogSliceMs = 5
-// Requests handled as they are read, in one turn of the event loop; the rest of a burst (170
-// new connections at once, say) waits in the backlog. The benchmark's 32 connections stay below.
+// Requests handled as they are read, in one turn of the event loop; the rest of a burst waits in
+// the backlog. The benchmark's 32 connections stay below.
 const immediateRequestsPerTurn = 64
 
 type RequestHandler = (request: IncomingMessage, response: ServerResponse) => void
@@ -48,9 +48,10 @@ interface HttpParser { onIncoming: OnIncoming | null }
 export const tooManyUnansweredRequestsCode = 'HPE_CB_HEADERS_COMPLETE'
 
 // When a connection closes, Node aborts each request still unanswered on it with an error whose
-// stack trace it captures: a tenth of the work a burst of overflowing connections costs. For
-// such a connection, whose requests nobody will read about, the traces are left out: the limit
-// is lowered just before Node's own close listener and put back just after it.
+// stack trace it captures, a good part of the work a burst of overflowing connections costs
+// (docs/reliability.md). For such a connection, whose requests nobody will read about, the traces
+// are left out: the limit is lowered just before Node's own close listener and put back just
+// after it.
 function withoutStackTraces (socket: Socket): void {
   let stackTraceLimit = Error.stackTraceLimit
   const restore = (): void => { Error.stackTraceLimit = stackTraceLimit }
@@ -67,14 +68,14 @@ function withoutStackTraces (socket: Socket): void {
 // - Pipelining. Node parses every request a read brings (64 KiB: over a thousand small
 //   requests) at once, and answers them in order, holding each until those before it are
 //   written. Node stops reading a connection whose answers are not being read, but only after
-//   the whole read is parsed: 170 such connections blocked the event loop for 1.7 s and held
-//   gigabytes. Here a connection's parser stops at the request that would make more than
-//   maxUnansweredRequests unanswered, before Node builds anything for it, and the connection
-//   is closed; the rest of its requests are dropped unanswered (RFC 9112 §9.3.2 lets its
-//   client retry them on a new connection). And a request pipelined behind another on its
+//   the whole read is parsed: a few hundred such connections block the event loop for seconds
+//   and hold gigabytes (docs/reliability.md). Here a connection's parser stops at the request
+//   that would make more than maxUnansweredRequests unanswered, before Node builds anything for
+//   it, and the connection is closed; the rest of its requests are dropped unanswered (RFC 9112
+//   §9.3.2 lets its client retry them on a new connection). And a request pipelined behind another on its
 //   connection, or read in a burst of more than immediateRequestsPerTurn, waits in a backlog
-//   that is worked through a few milliseconds at a time, so that 170 connections' worth of
-//   requests cannot keep other clients from the event loop.
+//   that is worked through a few milliseconds at a time, so that a burst of connections' worth
+//   of requests cannot keep other clients from the event loop.
 // - Shutdown. Node's close() resets idle keep-alive connections at once, so a request a client
 //   sent a moment before, still in flight, is lost. Here closing stops new connections, answers
 //   every request that arrives with `Connection: close`, and closes a connection only once it

@@ -52,9 +52,10 @@ export class OperationMetrics {
 }
 
 // The request counter and latency histogram, kept in plain numbers rather than in prom-client's
-// metrics: these are updated on every request, and prom-client builds a key from the labels on
-// every update (0.55 µs a request where this costs 0.03 µs). The text is Prometheus' exposition
-// format, as prom-client writes it (test/metrics/request-metrics.test.ts compares the two).
+// metrics: these are updated on every request, and prom-client hashes the labels at every update,
+// cached label children included (`npm run bench:libraries`; docs/benchmark.md has the figures).
+// The text is Prometheus' exposition format, as prom-client writes it
+// (test/observability/request-metrics.test.ts compares the two).
 export class RequestMetrics {
   readonly #operations = new Map<string, OperationMetrics>()
 
