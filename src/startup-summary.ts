@@ -1,28 +1,21 @@
 import type { FastifyInstance } from 'fastify'
-import { type Config, withoutPassword } from './config/config.js'
+import type { Config } from './config/config.js'
 import type { MigrationReport } from './store/migrations.js'
-import type { PlantStore } from './store/plant-store.js'
 
 // The one line a start logs once the service listens: where it listens, where its API reference
 // is, and which store it uses, where, and what its migrations did. It keeps Fastify's
 // "Server listening at <url>" opening, which tools already look for. Fastify logs a line per
 // address it listens on; the addresses after the first (HOST=0.0.0.0 listens on every
 // interface) get Fastify's plain line.
-export function startupSummary (app: FastifyInstance, config: Config): (address: string) => string {
+export function startupSummary (app: FastifyInstance, config: Pick<Config, 'BASE_PATH'>): (address: string) => string {
   let summarized = false
   return (address) => {
     if (summarized) return `Server listening at ${address}`
     summarized = true
+    const store = app.plantStore
     return `Server listening at ${address}; API reference at ${address}${config.BASE_PATH}/docs; ` +
-      `store: ${describeStore(config.DATABASE_URL, app.plantStore)}`
+      `store: ${store.description}, ${describeMigrations(store.migrationsAtOpen)}`
   }
-}
-
-function describeStore (databaseUrl: string, store: PlantStore): string {
-  const where = databaseUrl.startsWith('sqlite:')
-    ? `SQLite file ${databaseUrl.slice('sqlite:'.length)}`
-    : `PostgreSQL ${withoutPassword(databaseUrl)}`
-  return `${where}, ${describeMigrations(store.migrationsAtOpen)}`
 }
 
 function describeMigrations (report: MigrationReport | undefined): string {

@@ -20,6 +20,9 @@ export interface CreatePlantOutcome {
 export interface PlantStore {
   // The managed API tokens, in the same database.
   readonly apiTokens: ApiTokenStore
+  // What the store is and where, for the start-up line ("SQLite file ./data/plants.db"), with no
+  // password in it.
+  readonly description: string
   // What opening the store migrated; undefined while a database that could not be reached at
   // start (PostgreSQL starting after the service) has not been migrated yet.
   readonly migrationsAtOpen?: MigrationReport | undefined

@@ -1,15 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import { parseIntoClientConfig } from 'pg-connection-string'
+import { withoutPassword } from '../../config/config.js'
 import { canonicalJson } from '../../json/canonical-json.js'
 import { parseJsonExactly } from '../../json/parse-json-exactly.js'
 import type { ApiTokenStore } from '../api-token-store.js'
 import type { BatchObserver } from '../batch-observer.js'
-import { BatchedCreates, compareWithStored, type CreateResult } from '../group-commit.js'
+import { BatchedCreates } from '../group-commit.js'
 import { applyMigrations, type MigrationReport } from '../migrations.js'
 import type { CreatePlantOutcome, PlantRow, PlantStore } from '../plant-store.js'
 import { StoreUnavailableError, translateStoreError } from '../store-errors.js'
 import { PostgresApiTokenStore } from './postgres-api-token-store.js'
+import { insertOrCompare, isRefusedByBatchStatement, undefinedTable } from './postgres-batch-insert.js'
 import { isTransientPostgresError } from './postgres-errors.js'
 import { postgresMigrationConnection } from './postgres-migrations.js'
 
@@ -28,25 +30,7 @@ export interface PostgresPlantStoreOptions {
   readonly batchObserver?: BatchObserver | undefined
 }
 
-// Errors raised by the batch statement itself, which then wrote nothing: only these may be one
-// create's own (a trigger or constraint refusing it), so only these are retried create by create.
-const refusedByBatchStatement = new WeakSet<object>()
-
-// One named statement stores a whole batch of plants with distinct ids and returns the ids it
-// inserted. It inserts in id order, so two instances storing overlapping ids cannot deadlock.
-// Its plan reads no stored rows (ON CONFLICT goes through the primary key's index), so the plan
-// the server caches for it after a few runs cannot go stale as the table grows, and planning
-// is not paid again at every batch.
-const insertPlants = `INSERT INTO plants (id, document)
-SELECT * FROM unnest($1::bigint[], $2::jsonb[]) AS batch (id, document) ORDER BY id
-ON CONFLICT (id) DO NOTHING RETURNING id::text AS id`
-// The plants stored under the ids the batch found taken. A statement of its own, so that it
-// sees rows other sessions committed while the insert ran. It is sent unnamed, so the server
-// plans it afresh at every run: a plan cached while the table was new and small would read
-// with a sequential scan, slower with every plant stored until the table is next analysed.
-const selectDocuments = 'SELECT id::text AS id, document::text AS document FROM plants WHERE id = ANY($1::bigint[])'
 const selectDocument = 'SELECT document::text AS document FROM plants WHERE id = $1::bigint'
-const undefinedTable = '42P01'
 const selectReadiness = 'SELECT max(version) AS version, pg_is_in_recovery() AS in_recovery FROM schema_migrations'
 
 // Set at the start of every session, after anything the URL asks for, so they always hold:
@@ -57,6 +41,7 @@ const sessionSettings = ['-c synchronous_commit=on', '-c default_transaction_iso
 
 export class PostgresPlantStore implements PlantStore {
   readonly apiTokens: ApiTokenStore
+  readonly description: string
   private readonly connection: pg.ClientConfig
   private readonly statementTimeoutMs: number
   private readonly pool: pg.Pool
@@ -86,6 +71,7 @@ export class PostgresPlantStore implements PlantStore {
   private constructor ({
     connectionString, poolSize, connectTimeoutMs = 2000, statementTimeoutMs = 5000, onIdleConnectionError, batchObserver,
   }: PostgresPlantStoreOptions) {
+    this.description = `PostgreSQL ${withoutPassword(connectionString)}`
     const fromUrl = parseIntoClientConfig(connectionString)
     this.connection = {
       application_name: 'plant-store',
@@ -104,8 +90,8 @@ export class PostgresPlantStore implements PlantStore {
     // Without a listener, an idle connection that breaks would crash the process.
     this.pool.on('error', (error) => onIdleConnectionError?.(error))
     this.creates = new BatchedCreates(
-      async (plants) => this.translateErrors(() => this.onMigratedTables(() => this.insertOrCompare(plants))),
-      (error) => refusedByBatchStatement.has(error as object),
+      async (plants) => this.translateErrors(() => this.onMigratedTables(() => insertOrCompare(this.pool, plants))),
+      isRefusedByBatchStatement,
       batchObserver
     )
     this.apiTokens = new PostgresApiTokenStore(async (query) => this.runQuery(query))
@@ -113,56 +99,6 @@ export class PostgresPlantStore implements PlantStore {
 
   async createPlant (plant: PlantRow): Promise<CreatePlantOutcome> {
     return this.creates.create(plant)
-  }
-
-  // One insert for the batch, in autocommit: durable once it returns; the ids it found taken are
-  // then read by a second statement. The first create of each id goes into the insert; a later
-  // create of the same id in the batch is then compared with what the earlier one left stored,
-  // as if it had arrived alone just after.
-  private async insertOrCompare (plants: readonly PlantRow[]): Promise<CreateResult[]> {
-    const firstOfEachId = firstCreateOfEachId(plants)
-    const insertedIds = new Set(await this.runBatchStatement(firstOfEachId))
-    const storedById = new Map<string, string>()
-    const takenIds: string[] = []
-    for (const plant of firstOfEachId) {
-      const id = plant.id.toString()
-      if (insertedIds.has(id)) storedById.set(id, plant.document)
-      else takenIds.push(id)
-    }
-    await this.readStoredDocuments(takenIds, storedById)
-
-    return plants.map((plant) => {
-      const id = plant.id.toString()
-      // Only the first create of an id can have inserted it; the ones after it compare.
-      if (insertedIds.delete(id)) return 'created'
-      // Plants are never deleted, so a taken id always has a row.
-      const stored = storedById.get(id)
-      if (stored === undefined) throw new Error(`plant ${id} was neither inserted nor found`)
-      return compareWithStored(plant, stored)
-    })
-  }
-
-  // The ids the statement inserted, as decimal strings.
-  private async runBatchStatement (plants: readonly PlantRow[]): Promise<string[]> {
-    try {
-      const { rows } = await this.pool.query<{ id: string }>({
-        name: 'insert-plants',
-        text: insertPlants,
-        values: [plants.map(({ id }) => id.toString()), plants.map(({ document }) => document)],
-      })
-      return rows.map(({ id }) => id)
-    } catch (error) {
-      if (error instanceof pg.DatabaseError && !isTransientPostgresError(error) && error.code !== undefinedTable) {
-        refusedByBatchStatement.add(error)
-      }
-      throw error
-    }
-  }
-
-  private async readStoredDocuments (ids: readonly string[], storedById: Map<string, string>): Promise<void> {
-    if (ids.length === 0) return
-    const { rows } = await this.pool.query<{ id: string, document: string }>(selectDocuments, [ids])
-    for (const { id, document } of rows) storedById.set(id, document)
   }
 
   // jsonb keeps a document its own way (its keys by length, spaces after colons): it is answered
@@ -252,10 +188,4 @@ export class PostgresPlantStore implements PlantStore {
       throw translateStoreError(error, isTransientPostgresError)
     }
   }
-}
-
-function firstCreateOfEachId (plants: readonly PlantRow[]): PlantRow[] {
-  const firsts = new Map<bigint, PlantRow>()
-  for (const plant of plants) if (!firsts.has(plant.id)) firsts.set(plant.id, plant)
-  return [...firsts.values()]
 }

@@ -50,12 +50,13 @@ export class SqlitePlantStore implements PlantStore {
 
   static async open ({ filename, busyTimeoutMs = 250, batchObserver }: SqlitePlantStoreOptions): Promise<SqlitePlantStore> {
     const { database, migrations } = await openDatabase(filename, busyTimeoutMs)
-    return new SqlitePlantStore(database, migrations, batchObserver)
+    return new SqlitePlantStore(database, migrations, `SQLite file ${filename}`, batchObserver)
   }
 
   private constructor (
     private readonly database: Database,
     readonly migrationsAtOpen: MigrationReport,
+    readonly description: string,
     batchObserver: BatchObserver | undefined
   ) {
     const insert = database.prepare('INSERT INTO plants (id, document) VALUES (?, ?) ON CONFLICT (id) DO NOTHING')
