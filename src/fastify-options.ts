@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Server } from 'node:http'
 import type { FastifyBaseLogger, FastifyHttpOptions, FastifyReply, FastifyRequest } from 'fastify'
-import type { AppConfig } from './app.js'
+import type { Config } from './config/config.js'
 import { answerClientError } from './http/client-error-response.js'
 import { ConnectionGuard } from './http/connection-guard.js'
 import { sendError } from './http/error-response.js'
@@ -19,8 +19,11 @@ const shutdownIdleGraceMs = 1000
 
 // Fastify's options: the server under it, its logger and access line, its limits, and the
 // validator and error answers the spec calls for. `log` is the app's logger, once it exists.
+export type FastifySettings = Pick<Config,
+  'LOG_LEVEL' | 'LOG_FORMAT' | 'BODY_LIMIT' | 'REQUEST_TIMEOUT' | 'MAX_CONNECTIONS' | 'MAX_UNANSWERED_REQUESTS'>
+
 export function fastifyOptions (
-  config: AppConfig, observability: Observability, logColors: boolean, log: () => FastifyBaseLogger
+  config: FastifySettings, observability: Observability, logColors: boolean, log: () => FastifyBaseLogger
 ): FastifyHttpOptions<Server> {
   const connectionGuard = new ConnectionGuard({
     maxConnections: config.MAX_CONNECTIONS,
@@ -75,6 +78,6 @@ export function fastifyOptions (
 
 // LOG_FORMAT=auto is settled by src/server.ts, which knows whether standard output is a terminal;
 // an app built without it (the tests) logs JSON.
-function logDestination (config: AppConfig, colors: boolean): LogDestination {
+function logDestination (config: FastifySettings, colors: boolean): LogDestination {
   return config.LOG_FORMAT === 'pretty' ? prettyLogDestination(stdoutLogDestination(), { colors }) : stdoutLogDestination()
 }
