@@ -73,6 +73,19 @@ t.test('a change the handler must follow is a compile error that points at the h
   t.match(typecheck.output, /src\/handlers\/create-plant\.ts\(\d+,\d+\): error TS/, 'at the createPlant handler')
 })
 
+t.test('a status a handler answers that its operation no longer declares is a compile error at that handler', async (t) => {
+  const copy = copyProject(t)
+  editSpec(copy, (spec) => {
+    spec.deleteIn(['paths', '/plants/{id}', 'get', 'responses', '404'])
+    spec.deleteIn(['paths', '/plants', 'post', 'responses', '409'])
+  })
+  t.ok((await npmRun(copy, 'generate')).ok, 'npm run generate')
+  const typecheck = await npmRun(copy, 'typecheck')
+  t.notOk(typecheck.ok, 'npm run typecheck fails')
+  t.match(typecheck.output, /src\/handlers\/get-plant\.ts\(\d+,\d+\): error TS/, 'at getPlant, which answers 404')
+  t.match(typecheck.output, /src\/handlers\/create-plant\.ts\(\d+,\d+\): error TS/, 'at createPlant, which answers 409')
+})
+
 t.test('an optional property added to Plant is validated, stored, echoed, replayed and conflicted on, across a restart, with no code change', async (t) => {
   const copy = copyProject(t)
   editSpec(copy, (spec) => {

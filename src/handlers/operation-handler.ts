@@ -39,8 +39,12 @@ export function redirect<Status extends number> (reply: FastifyReply, location: 
 // themselves, which the handler writes as they are. An operation without a 200 redirects.
 type SuccessAnswer<Operation> =
   Operation extends { responses: { 200: { content: infer Content } } }
-    ? Content extends { 'application/json': infer Json } ? Json | JsonText<Json> : string | Buffer
+    ? Content extends { 'application/json': infer Json } ? NotARefusal<Json> | JsonText<Json> : string | Buffer
     : Redirected<Extract<DeclaredStatus<Operation>, 301 | 302 | 303 | 307 | 308>>
+
+// A body that allows any property would take an ApiError for itself (it has a `name`): this one
+// cannot, so that a refusal is checked as one.
+type NotARefusal<Body> = Body & { readonly statusCode?: never }
 
 // JSON known to hold a Body: a stored document, which passed the spec's schema on its way in, or
 // a fixed document's bytes.
