@@ -33,13 +33,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List plants
+         * @description Answers the plants of the store in ascending order of their int64 `id`, at most `limit` of
+         *     them, starting after the plant whose `id` is `after`. When more plants follow, the
+         *     `Link` header gives the next page (`rel="next"`); the last page has none. A page costs the
+         *     same however far into the store it starts: walking every page while others create and
+         *     delete plants answers each plant that exists throughout exactly once, in order, and never
+         *     one that did not exist.
+         */
+        get: operations["listPlants"];
         put?: never;
         /**
          * Create a plant
          * @description Creates a new plant in the store. The caller supplies the `id`, so a retry is safe: the same
          *     `id` with the same `name` and `tag` answers 200 with the stored plant and stores nothing new,
-         *     while the same `id` with a different `name` or `tag` answers 409 and changes nothing.
+         *     while the same `id` with a different `name` or `tag` answers 409 and changes nothing. The
+         *     `id` of a deleted plant is free again: a create of it stores a new plant, whatever the
+         *     deleted one held (so a create retried after a delete of its plant stores it again).
          */
         post: operations["createPlant"];
         delete?: never;
@@ -63,7 +74,14 @@ export interface paths {
         get: operations["getPlant"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a plant
+         * @description Deletes the plant stored under `id`: `204` once the deletion is durable (it survives a
+         *     crash of the service or of its database, as a created plant does), `404` when no plant has
+         *     the `id`. Creates and deletes of one `id`, from any number of instances, take effect one
+         *     after the other, in the order the store receives them. The `id` is free again afterwards.
+         */
+        delete: operations["deletePlant"];
         options?: never;
         head?: never;
         patch?: never;
@@ -231,6 +249,14 @@ export interface components {
             /** @description A tag that specifies the type of the plant. */
             tag?: string;
         };
+        /** @description A plant of the store, with its `id`. */
+        StoredPlant: components["schemas"]["Plant"] & {
+            /**
+             * Format: int64
+             * @description Identification number of the plant, as it was created.
+             */
+            id: bigint | number;
+        };
         NewPlant: components["schemas"]["Plant"] & {
             /**
              * Format: int64
@@ -272,6 +298,16 @@ export interface components {
         };
         /** @description Credentials are missing or not valid. */
         Unauthorized: {
+            headers: {
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The token is valid but lacks a role the operation needs (40301). */
+        Forbidden: {
             headers: {
                 "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                 [name: string]: unknown;
@@ -394,7 +430,8 @@ export interface components {
     headers: {
         /**
          * @description The RFC 6750 bearer challenge, for example
-         *     `Bearer realm="plant-store", error="invalid_token", error_description="the token has expired"`.
+         *     `Bearer realm="plant-store", error="invalid_token", error_description="the token has expired"`,
+         *     or with a 403 `Bearer realm="plant-store", error="insufficient_scope", scope="plants:write"`.
          */
         "WWW-Authenticate": string;
         /** @description Seconds to wait before retrying. */
@@ -441,6 +478,52 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    listPlants: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The maximum number of results to return, from 1 to 1000.
+                 * @example 100
+                 */
+                limit?: number;
+                /**
+                 * @description Answers only the plants whose `id` is greater than this one: the last `id` of the
+                 *     previous page, as the `Link` header's next page gives it. Read as a path `id` is
+                 *     (exact over the whole int64 range).
+                 * @example 10
+                 */
+                after?: bigint | number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of plants, in ascending order of `id`. */
+            200: {
+                headers: {
+                    /**
+                     * @description The next page, when more plants follow (RFC 8288), as a path under the service's
+                     *     own base path: for example `</plants?after=10&limit=100>; rel="next"`.
+                     */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoredPlant"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     createPlant: {
         parameters: {
             query?: never;
@@ -466,6 +549,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["ContentTooLarge"];
@@ -504,6 +588,40 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deletePlant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The plant's id, read as `getPlant` reads it.
+                 * @example 10
+                 */
+                id: bigint | number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Plant deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];

@@ -82,10 +82,10 @@ export function createRequestPath ({ document, handlers, credentials, limits, ob
     const name = describeOperation(entry)
     const consumer = operationAuthenticator(securityOf(document, entry.operation), credentials.schemes, name)
     if (consumer !== undefined) {
-      requireDeclared(entry, [400, 401, 429, 503], 'its security requirements')
+      requireDeclared(entry, [400, 401, ...(consumer.checksRoles ? [403] : []), 429, 503], 'its security requirements')
       return [
         limits.refuseFailingAddress, // 429: too many failed authentications from this address
-        authentication(consumer), //    400, 401, 503 (the store or the identity provider down)
+        authentication(consumer), //    400, 401, 403 (a role missing), 503 (the store or the identity provider down)
         limits.limitCredential, //      429: too many requests with this credential
       ]
     }
@@ -112,7 +112,7 @@ export function createRequestPath ({ document, handlers, credentials, limits, ob
       throw new Error(`${describeOperation(entry)} names x-operator-token ${String(setting)}, which is not a token setting of this service`)
     }
     const token = credentials.operatorTokens[setting]
-    return token === undefined ? undefined : { authenticate: token.check, schemeNames: setting }
+    return token === undefined ? undefined : { authenticate: token.check, schemeNames: setting, checksRoles: false }
   }
 
   return (entry) => {

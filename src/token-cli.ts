@@ -2,6 +2,8 @@ import { parseTokenCommandLine, tokenUsage } from './cli/token-command-line.js'
 import { type CommandOutput, runTokenCommand } from './cli/token-commands.js'
 import { UsageError } from './cli/usage-error.js'
 import { ConfigError, loadConfig, withoutPassword } from './config/config.js'
+import { loadOpenApiDocument } from './spec/openapi-document.js'
+import { roleNamesOf } from './spec/role-names.js'
 import { openPlantStore } from './store/open-plant-store.js'
 import { StoreUnavailableError } from './store/store-errors.js'
 
@@ -16,7 +18,7 @@ const output: CommandOutput = {
 async function runTokenCli (args: readonly string[]): Promise<number> {
   let command
   try {
-    command = parseTokenCommandLine(args, new Date())
+    command = parseTokenCommandLine(args, new Date(), roleNamesOf(loadOpenApiDocument().document))
   } catch (error) {
     if (!(error instanceof UsageError)) throw error
     output.stderr(`${error.message}\n\n${tokenUsage}`)

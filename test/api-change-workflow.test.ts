@@ -3,7 +3,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { parseDocument } from 'yaml'
+import { issueManagedToken } from '../src/auth/issue-managed-token.js'
+import { parseTokenCommandLine } from '../src/cli/token-command-line.js'
 import { loadOpenApiDocument } from '../src/spec/openapi-document.js'
+import { roleNamesOf } from '../src/spec/role-names.js'
 import { buildTestApp } from './support/helper.js'
 import { type TestDatabase, testOnEveryBackend } from './support/test-databases.js'
 import { runCommand } from './support/run-command.js'
@@ -84,6 +87,32 @@ t.test('a status a handler answers that its operation no longer declares is a co
   t.notOk(typecheck.ok, 'npm run typecheck fails')
   t.match(typecheck.output, /src\/handlers\/get-plant\.ts\(\d+,\d+\): error TS/, 'at getPlant, which answers 404')
   t.match(typecheck.output, /src\/handlers\/create-plant\.ts\(\d+,\d+\): error TS/, 'at createPlant, which answers 409')
+})
+
+t.test('a role added to an operation\'s security requirement is enforced at once, with no change under src/', async (t) => {
+  const copy = copyProject(t)
+  editSpec(copy, (spec) => {
+    spec.setIn(['paths', '/plants/{id}', 'get', 'security'], [{ bearerAuth: ['plants:read', 'plants:audit'] }])
+  })
+  t.ok((await npmRun(copy, 'generate')).ok, 'npm run generate')
+  const typecheck = await npmRun(copy, 'typecheck')
+  t.ok(typecheck.ok, `npm run typecheck passes with no code change${typecheck.ok ? '' : `:\n${typecheck.output}`}`)
+  const openApi = loadOpenApiDocument(join(copy, 'openapi.yaml'))
+  t.same(roleNamesOf(openApi.document), ['plants:audit', 'plants:read', 'plants:write'], 'a role of the spec')
+  t.match(parseTokenCommandLine(['create', '--name', 'auditor', '--roles', 'plants:read,plants:audit'], new Date(), roleNamesOf(openApi.document)),
+    { kind: 'create', roles: ['plants:read', 'plants:audit'] }, 'that the token command gives')
+
+  const { app, send, createPlant } = await buildTestApp(t, {}, { openApi })
+  await createPlant({ id: 1, name: 'Fern' })
+  const reader = await issueManagedToken(app.apiTokens, { name: 'reader', roles: ['plants:read'] })
+  const auditor = await issueManagedToken(app.apiTokens, { name: 'auditor', roles: ['plants:read', 'plants:audit'] })
+  const refused = await send({ method: 'GET', url: '/plants/1', headers: { authorization: `Bearer ${reader.token}` } })
+  t.same([refused.statusCode, refused.headers['www-authenticate']],
+    [403, 'Bearer realm="plant-store", error="insufficient_scope", scope="plants:read plants:audit"'], 'a token without the new role: 403')
+  const allowed = await send({ method: 'GET', url: '/plants/1', headers: { authorization: `Bearer ${auditor.token}` } })
+  t.same([allowed.statusCode, allowed.body], [200, { name: 'Fern' }], 'a token that holds it: let in')
+  t.equal((await send({ method: 'GET', url: '/plants', headers: { authorization: `Bearer ${reader.token}` } })).statusCode, 200,
+    'the other operations as they were')
 })
 
 t.test('an optional property added to Plant is validated, stored, echoed, replayed and conflicted on, across a restart, with no code change', async (t) => {

@@ -98,9 +98,11 @@ async function credentialAnswers (t: Test): Promise<unknown[]> {
   const expired = await issueManagedToken(app.apiTokens, { name: 'expired', expiresAt: new Date(Date.now() - 1000) })
   const revoked = await issueManagedToken(app.apiTokens, { name: 'revoked' })
   await app.apiTokens.revoke('revoked', new Date())
+  const reader = await issueManagedToken(app.apiTokens, { name: 'reader', roles: ['plants:read'] })
   return [
     (await createPlant({ id: 1, name: 'Fern' }, { authorization: `Bearer ${expired.token}` })).body,
     (await createPlant({ id: 1, name: 'Fern' }, { authorization: `Bearer ${revoked.token}` })).body,
+    (await createPlant({ id: 1, name: 'Fern' }, { authorization: `Bearer ${reader.token}` })).body,
   ]
 }
 

@@ -30,7 +30,7 @@ t.test('every response carries nosniff and a request id', async (t) => {
     [400, send({ method: 'POST', url: '/plants', headers: { authorization: 'Bearer' } })],
     [401, send({ method: 'POST', url: '/plants' })],
     [404, send({ method: 'GET', url: '/nope' })],
-    [405, send({ method: 'GET', url: '/plants' })],
+    [405, send({ method: 'PUT', url: '/plants' })],
     [413, createPlant({ id: 2, name: 'x'.repeat(20_000) })],
     [415, createPlant('{"id":3,"name":"Fern"}', { 'content-type': 'text/plain' })],
   ]

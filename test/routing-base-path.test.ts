@@ -26,10 +26,10 @@ t.test('BASE_PATH prefixes every route', async (t) => {
   t.equal(unprefixedHealth.statusCode, 404, 'GET /healthz without the prefix')
   t.match(unprefixedHealth.json(), { error: 40401, message: String })
 
-  const wrongMethod = await send({ method: 'GET', url: '/api/v1/plants', headers: { authorization } })
+  const wrongMethod = await send({ method: 'PUT', url: '/api/v1/plants', headers: { authorization } })
   t.equal(wrongMethod.statusCode, 405)
   t.match(wrongMethod.body, { error: 40501 })
-  t.equal(wrongMethod.headers.allow, 'POST')
+  t.equal(wrongMethod.headers.allow, 'GET, POST')
 
   const health = await send({ method: 'GET', url: '/api/v1/healthz' })
   t.equal(health.statusCode, 200)

@@ -33,7 +33,7 @@ testOnEveryBackend(t, 'create prints a new token once on stdout, and the store k
   const printed = created.stdout.trim()
   t.equal(classifyManagedToken(printed), 'managed', 'its checksum holds')
   t.equal(created.stderr, [
-    'created token ci, which never expires',
+    'created token ci, which never expires and holds every role',
     'store it now: it is not shown again',
     'use it in the header: Authorization: Bearer <token>',
     '',
@@ -46,13 +46,28 @@ testOnEveryBackend(t, 'create prints a new token once on stdout, and the store k
 
   const list = await token(database.url, 'list')
   t.equal(list.code, 0)
-  t.match(list.stdout, /^NAME {2}CREATED {19}EXPIRES {2}LAST USED {2}STATUS\nci {4}\S+Z {2}never {4}never {6}active\n$/)
+  t.match(list.stdout, /^NAME {2}CREATED {19}EXPIRES {2}LAST USED {2}STATUS {2}ROLES\nci {4}\S+Z {2}never {4}never {6}active {2}every role\n$/)
   t.notMatch(list.stdout, /ps_/, 'no token in the list')
   const [entry, ...others] = await listed(database.url)
   t.same(others, [])
   t.same(entry && { ...entry, createdAt: undefined },
-    { name: 'ci', createdAt: undefined, expiresAt: null, lastUsedAt: null, revokedAt: null, status: 'active' })
+    { name: 'ci', createdAt: undefined, expiresAt: null, lastUsedAt: null, revokedAt: null, status: 'active', roles: 'every role' })
   t.ok(Math.abs(Date.parse(entry?.createdAt ?? '') - Date.now()) < minute, 'created now')
+})
+
+testOnEveryBackend(t, '--roles gives a token the roles it names, which list shows; a role no operation names is refused', async (t, database) => {
+  const created = await token(database.url, 'create', '--name', 'reader', '--roles', 'plants:read')
+  t.equal(created.code, 0)
+  t.match(created.stderr, /^created token reader, which never expires and holds the role plants:read\n/)
+  const both = await token(database.url, 'create', '--name', 'both', '--roles', 'plants:read,plants:write')
+  t.match(both.stderr, /and holds the roles plants:read, plants:write\n/)
+  t.match(await listed(database.url), [{ name: 'reader', roles: ['plants:read'] }, { name: 'both', roles: ['plants:read', 'plants:write'] }])
+  t.match((await token(database.url, 'list')).stdout, /\nreader .* active {2}plants:read\nboth .* active {2}plants:read,plants:write\n$/)
+
+  const unknown = await token(database.url, 'create', '--name', 'admin', '--roles', 'plants:read,plants:admin')
+  t.equal(unknown.code, 2, 'a command line the tool does not take')
+  t.match(unknown.stderr, /^--roles: plants:admin is named by no operation of openapi.yaml, whose roles are plants:read, plants:write\n/)
+  t.equal((await listed(database.url)).length, 2, 'and nothing was stored')
 })
 
 testOnEveryBackend(t, '--expires 30d expires 30 days from now', async (t, database) => {
@@ -62,7 +77,7 @@ testOnEveryBackend(t, '--expires 30d expires 30 days from now', async (t, databa
   const expiresAt = Date.parse(entry?.expiresAt ?? '')
   t.ok(Math.abs(expiresAt - (Date.now() + 30 * day)) < minute, `expires at ${entry?.expiresAt}`)
   t.equal(entry?.status, 'active')
-  t.match(created.stderr, new RegExp(`^created token deploy, which expires at ${entry?.expiresAt}\n`))
+  t.match(created.stderr, new RegExp(`^created token deploy, which expires at ${entry?.expiresAt} and holds every role\n`))
 })
 
 testOnEveryBackend(t, 'a name held by a token not revoked is refused; revoked, the token is listed so and its name is free', async (t, database) => {
@@ -76,7 +91,7 @@ testOnEveryBackend(t, 'a name held by a token not revoked is refused; revoked, t
 
   t.same(await token(database.url, 'revoke', 'ci'), { code: 0, stdout: 'revoked token ci\n', stderr: '' })
   t.match(await listed(database.url), [{ name: 'ci', status: 'revoked', revokedAt: String }])
-  t.match((await token(database.url, 'list')).stdout, /\nci .* revoked\n$/)
+  t.match((await token(database.url, 'list')).stdout, /\nci .* revoked {2}every role\n$/)
 
   const second = await token(database.url, 'create', '--name', 'ci')
   t.equal(second.code, 0, 'the name can be given again')
@@ -107,5 +122,5 @@ t.test('list shows an expired token as expired; an empty store says how to creat
   await store.apiTokens.recordUse(digest, new Date(Date.now() - 1.5 * day))
   await store.close()
   t.match(await listed(`sqlite:${file}`), [{ name: 'old', status: 'expired', lastUsedAt: String }])
-  t.match((await token(`sqlite:${file}`, 'list')).stdout, /\nold {3}\S+Z {2}\S+Z {2}\S+Z {2}expired\n$/)
+  t.match((await token(`sqlite:${file}`, 'list')).stdout, /\nold {3}\S+Z {2}\S+Z {2}\S+Z {2}expired {2}every role\n$/)
 })

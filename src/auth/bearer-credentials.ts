@@ -1,7 +1,8 @@
 import { timingSafeEqual } from 'node:crypto'
 import type { Socket } from 'node:net'
 import type { FastifyRequest } from 'fastify'
-import { ApiError, InvalidTokenError } from '../errors/api-errors.js'
+import { ApiError } from '../errors/api-errors.js'
+import { InvalidTokenError } from '../errors/credential-errors.js'
 import { bearerTokenOf } from './bearer-token.js'
 import { type AcceptedToken, notMine, type TokenVerdict, type TokenVerifier } from './token-verifier.js'
 

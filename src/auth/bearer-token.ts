@@ -1,4 +1,5 @@
-import { type ApiError, MalformedCredentialsError, MissingCredentialsError } from '../errors/api-errors.js'
+import { type ApiError } from '../errors/api-errors.js'
+import { MalformedCredentialsError, MissingCredentialsError } from '../errors/credential-errors.js'
 import { token68 } from '../config/token68.js'
 
 // The token of an `Authorization: Bearer <token>` header (RFC 6750 section 2.1), or why there is

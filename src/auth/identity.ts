@@ -4,16 +4,25 @@
 // list, and for METRICS_TOKEN `metrics-token:1`. The token itself is never kept here, so never logged.
 export type IdentityKind = 'api-token' | 'metrics-token' | 'token' | 'jwt'
 
+// The roles a credential holds, of those openapi.yaml's security requirements name, or every role.
+export type HeldRoles = ReadonlySet<string> | 'every role'
+
 export interface Identity {
   readonly kind: IdentityKind
   readonly name: string
   // `kind:name`, built once: a managed token named "alice" and a JWT whose sub is "alice" are
   // two identities, counted apart.
   readonly key: string
+  readonly roles: HeldRoles
 }
 
-export function identityOf (kind: IdentityKind, name: string): Identity {
-  return { kind, name, key: `${kind}:${name}` }
+export function identityOf (kind: IdentityKind, name: string, roles: HeldRoles = 'every role'): Identity {
+  return { kind, name, key: `${kind}:${name}`, roles }
+}
+
+// The roles of `required` the identity does not hold.
+export function missingRoles ({ roles }: Identity, required: readonly string[]): string[] {
+  return roles === 'every role' ? [] : required.filter((role) => !roles.has(role))
 }
 
 declare module 'fastify' {

@@ -8,13 +8,13 @@ export interface IssuedToken {
   readonly stored: StoredApiToken
 }
 
-// Mints a managed token and stores its digest under `name`. Rejects with TokenNameTakenError when
+// Mints a managed token and stores its digest under `name`, with its roles (null: every role). Rejects with TokenNameTakenError when
 // a token not revoked has the name.
 export async function issueManagedToken (
   tokens: ApiTokenStore,
-  { name, expiresAt = null, now = new Date() }: { name: string, expiresAt?: Date | null, now?: Date }
+  { name, expiresAt = null, roles = null, now = new Date() }: { name: string, expiresAt?: Date | null, roles?: readonly string[] | null, now?: Date }
 ): Promise<IssuedToken> {
   const token = mintManagedToken()
-  const stored = await tokens.create({ name, digest: tokenDigest(token), createdAt: now, expiresAt })
+  const stored = await tokens.create({ name, digest: tokenDigest(token), createdAt: now, expiresAt, roles })
   return { token, stored }
 }

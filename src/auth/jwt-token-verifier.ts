@@ -11,8 +11,8 @@ const reverifyAfterMs = 60_000
 export function createJwtTokenVerifier (jwt: JwtVerifier): TokenVerifier {
   return function verifyJwt (token) {
     if (!looksLikeJwt(token)) return notMine
-    return jwt.verify(token).then(({ subject, expiresAtMs }) => ({
-      identity: identityOf('jwt', subject),
+    return jwt.verify(token).then(({ subject, roles, expiresAtMs }) => ({
+      identity: identityOf('jwt', subject, new Set(roles)),
       reusableUntil: Math.min(expiresAtMs, Date.now() + reverifyAfterMs),
     }))
   }

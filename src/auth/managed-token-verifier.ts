@@ -1,4 +1,4 @@
-import { InvalidTokenError } from '../errors/api-errors.js'
+import { InvalidTokenError } from '../errors/credential-errors.js'
 import type { ApiTokenStore, StoredApiToken } from '../store/api-token-store.js'
 import { type Identity, identityOf } from './identity.js'
 import { classifyManagedToken } from './managed-token-format.js'
@@ -43,7 +43,7 @@ export function createManagedTokenVerifier (tokens: ApiTokenStore, options: Mana
     cache.delete(key)
     if (stored === undefined) return undefined
     if (cache.size >= maxCachedTokens) cache.delete(cache.keys().next().value as string)
-    const cached = { stored, identity: identityOf('token', stored.name), readAt }
+    const cached = { stored, identity: identityOf('token', stored.name, stored.roles === null ? 'every role' : new Set(stored.roles)), readAt }
     cache.set(key, cached)
     if (tokenStatus(stored, new Date(readAt)) === 'active' && (stored.lastUsedAt === null || readAt - stored.lastUsedAt.getTime() >= lastUseResolutionMs)) {
       // After the waiting requests are answered: on SQLite the write (and its fsync) blocks.

@@ -4,7 +4,14 @@ import { UsageError } from './usage-error.js'
 
 export type TokenCommand =
   | { readonly kind: 'help' }
-  | { readonly kind: 'create', readonly name: string, readonly createdAt: Date, readonly expiresAt: Date | null }
+  | {
+    readonly kind: 'create'
+    readonly name: string
+    readonly createdAt: Date
+    readonly expiresAt: Date | null
+    // null: every role.
+    readonly roles: readonly string[] | null
+  }
   | { readonly kind: 'list', readonly json: boolean }
   | { readonly kind: 'revoke', readonly name: string }
 
@@ -16,12 +23,14 @@ const helpOption = { help: { type: 'boolean', short: 'h' } } as const
 export const tokenUsage = `usage: npm run token -- <command>
 
 commands:
-  create --name NAME [--expires WHEN]
+  create --name NAME [--expires WHEN] [--roles ROLE,ROLE...]
       Mints a token, stores its SHA-256 digest (never the token) and prints the token on
       stdout, this once. NAME: 1 to 64 of A-Z a-z 0-9 . _ -, starting with a letter or digit.
       WHEN: 30m, 12h or 30d (minutes, hours or days from now); an ISO-8601 date, 2027-01-31
       (at midnight UTC); or a date and time with its offset, 2027-01-31T18:00:00Z or
       2027-01-31T18:00+02:00. Without --expires the token never expires.
+      ROLE: a role an operation of openapi.yaml names (plants:read, plants:write, ...): the
+      token may call the operations whose roles it holds. Without --roles it holds every role.
   list [--json]
       Every token, revoked and expired ones included, oldest first. Never the tokens.
   revoke NAME
@@ -37,7 +46,8 @@ bad configuration); 2 a command line that is not one of these.
 
 // What args (the words after `npm run token --`) ask for, at `now`. A UsageError says why
 // they ask for nothing the tool does.
-export function parseTokenCommandLine (args: readonly string[], now: Date): TokenCommand {
+// `knownRoles` are the roles openapi.yaml's operations name; --roles may name no other.
+export function parseTokenCommandLine (args: readonly string[], now: Date, knownRoles: readonly string[] = []): TokenCommand {
   const [command, ...rest] = args
   switch (command) {
     case undefined:
@@ -46,7 +56,7 @@ export function parseTokenCommandLine (args: readonly string[], now: Date): Toke
       return { kind: 'help' }
     case 'create': {
       const { values, positionals } = parseCommand(command, () => parseArgs({
-        args: rest, options: { ...helpOption, name: { type: 'string' }, expires: { type: 'string' } }, allowPositionals: true,
+        args: rest, options: { ...helpOption, name: { type: 'string' }, expires: { type: 'string' }, roles: { type: 'string' } }, allowPositionals: true,
       }))
       if (values.help === true) return { kind: 'help' }
       if (positionals.length > 0) throw new UsageError(`create takes options only, not ${JSON.stringify(positionals[0])}`)
@@ -56,7 +66,8 @@ export function parseTokenCommandLine (args: readonly string[], now: Date): Toke
         throw new UsageError(`--name ${JSON.stringify(name)} is not a token name: 1 to 64 of A-Z a-z 0-9 . _ - starting with a letter or digit`)
       }
       const expiresAt = expires === undefined ? null : parseTokenExpiry(expires, now)
-      return { kind: 'create', name, createdAt: now, expiresAt }
+      const roles = values.roles === undefined ? null : parseRoles(values.roles, knownRoles)
+      return { kind: 'create', name, createdAt: now, expiresAt, roles }
     }
     case 'list': {
       const { values, positionals } = parseCommand(command, () => parseArgs({
@@ -76,6 +87,18 @@ export function parseTokenCommandLine (args: readonly string[], now: Date): Toke
     default:
       throw new UsageError(`unknown command ${JSON.stringify(command)}`)
   }
+}
+
+// A comma-separated list of roles, each of those the spec names.
+function parseRoles (text: string, knownRoles: readonly string[]): string[] {
+  const roles = [...new Set(text.split(',').map((role) => role.trim()).filter((role) => role !== ''))]
+  if (roles.length === 0) throw new UsageError('--roles needs at least one role (leave it out for every role)')
+  const unknown = roles.filter((role) => !knownRoles.includes(role))
+  if (unknown.length > 0) {
+    throw new UsageError(`--roles: ${unknown.join(', ')} ${unknown.length === 1 ? 'is' : 'are'} named by no operation of openapi.yaml, ` +
+      `whose roles are ${knownRoles.length === 0 ? 'none' : knownRoles.join(', ')}`)
+  }
+  return roles
 }
 
 // parseArgs is strict by default: an unknown option, or one without its value, is a UsageError.

@@ -24,10 +24,10 @@ export async function runTokenCommand (command: StoreCommand, tokens: ApiTokenSt
 
 // The token is printed once, alone on its line of stdout, so that a script can capture it; the
 // store keeps its digest only.
-async function createToken ({ name, createdAt, expiresAt }: Extract<StoreCommand, { kind: 'create' }>, tokens: ApiTokenStore, output: CommandOutput): Promise<number> {
+async function createToken ({ name, createdAt, expiresAt, roles }: Extract<StoreCommand, { kind: 'create' }>, tokens: ApiTokenStore, output: CommandOutput): Promise<number> {
   let token: string
   try {
-    ({ token } = await issueManagedToken(tokens, { name, expiresAt, now: createdAt }))
+    ({ token } = await issueManagedToken(tokens, { name, expiresAt, roles, now: createdAt }))
   } catch (error) {
     if (!(error instanceof TokenNameTakenError)) throw error
     output.stderr(`a token named ${name} exists and is not revoked (it may have expired): ` +
@@ -36,7 +36,8 @@ async function createToken ({ name, createdAt, expiresAt }: Extract<StoreCommand
   }
   output.stdout(`${token}\n`)
   output.stderr([
-    `created token ${name}, which ${expiresAt === null ? 'never expires' : `expires at ${expiresAt.toISOString()}`}`,
+    `created token ${name}, which ${expiresAt === null ? 'never expires' : `expires at ${expiresAt.toISOString()}`}` +
+      ` and holds ${describeRoles(roles)}`,
     'store it now: it is not shown again',
     'use it in the header: Authorization: Bearer <token>',
     '',
@@ -49,8 +50,8 @@ async function listTokens ({ json }: Extract<StoreCommand, { kind: 'list' }>, to
   if (json) {
     // Field by field: whatever else a store's object may hold is never printed.
     const listed = stored.map((token) => {
-      const { name, createdAt, expiresAt, lastUsedAt, revokedAt } = token
-      return { name, createdAt, expiresAt, lastUsedAt, revokedAt, status: tokenStatus(token, now) }
+      const { name, createdAt, expiresAt, lastUsedAt, revokedAt, roles } = token
+      return { name, createdAt, expiresAt, lastUsedAt, revokedAt, status: tokenStatus(token, now), roles: roles ?? 'every role' }
     })
     output.stdout(`${JSON.stringify(listed, null, 2)}\n`)
   } else if (stored.length === 0) {
@@ -70,13 +71,17 @@ async function revokeToken ({ name }: Extract<StoreCommand, { kind: 'revoke' }>,
   return 0
 }
 
+function describeRoles (roles: readonly string[] | null): string {
+  return roles === null ? 'every role' : `the role${roles.length === 1 ? '' : 's'} ${roles.join(', ')}`
+}
+
 // Columns padded to their widest cell, times in UTC as the store keeps them.
 function tokenTable (tokens: readonly StoredApiToken[], now: Date): string {
   const timeOrNever = (time: Date | null): string => time?.toISOString() ?? 'never'
   const rows = [
-    ['NAME', 'CREATED', 'EXPIRES', 'LAST USED', 'STATUS'],
+    ['NAME', 'CREATED', 'EXPIRES', 'LAST USED', 'STATUS', 'ROLES'],
     ...tokens.map((token) => [token.name, token.createdAt.toISOString(), timeOrNever(token.expiresAt),
-      timeOrNever(token.lastUsedAt), tokenStatus(token, now)]),
+      timeOrNever(token.lastUsedAt), tokenStatus(token, now), token.roles?.join(',') ?? 'every role']),
   ]
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)))
   return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd() + '\n').join('')

@@ -11,6 +11,7 @@ export const ErrorCode = {
   malformedRequest: 40007,
   missingCredentials: 40101,
   invalidToken: 40102,
+  insufficientScope: 40301,
   notFound: 40401,
   methodNotAllowed: 40501,
   requestTimeout: 40801,
@@ -100,37 +101,6 @@ export class ForbiddenKeyError extends ApiError<400> {
 export class MalformedRequestError extends ApiError<400> {
   constructor (message: string) {
     super(ErrorCode.malformedRequest, message)
-  }
-}
-
-const challenge = 'Bearer realm="plant-store"'
-
-export class MalformedCredentialsError extends ApiError<400> {
-  constructor () {
-    super(ErrorCode.malformedCredentials,
-      'the Authorization header must be "Bearer <token>"',
-      { 'www-authenticate': `${challenge}, error="invalid_request"` })
-  }
-}
-
-export class MissingCredentialsError extends ApiError<401> {
-  constructor () {
-    super(ErrorCode.missingCredentials, 'bearer credentials are required',
-      { 'www-authenticate': challenge })
-  }
-}
-
-// A token the service does not know gets the bare challenge; one it knows to be unusable
-// (expired, revoked, badly signed, for another audience, mistyped) gets a description saying why,
-// in the body and in the challenge's error_description (RFC 6750 section 3). A description must
-// not hold a double quote or a backslash, and never holds any part of the token.
-export class InvalidTokenError extends ApiError<401> {
-  constructor (description?: string) {
-    super(ErrorCode.invalidToken, description ?? 'the bearer token is not valid', {
-      'www-authenticate': description === undefined
-        ? `${challenge}, error="invalid_token"`
-        : `${challenge}, error="invalid_token", error_description="${description}"`,
-    })
   }
 }
 
@@ -225,16 +195,6 @@ export class InternalError extends ApiError<500> {
 export class ConflictResponseError extends ApiError<409> {
   constructor (message: string) {
     super(ErrorCode.conflict, message)
-  }
-}
-
-// The identity provider's signing keys (JWT_JWKS_URL) could not be fetched: only a JWT caller
-// gets this, and may retry; a JWT is never accepted without its key.
-export class IdentityProviderUnavailableError extends ApiError<503> {
-  constructor (retryAfterSeconds: number) {
-    super(ErrorCode.identityProviderUnavailable,
-      "the identity provider's signing keys could not be fetched; retry later",
-      { 'retry-after': String(retryAfterSeconds) })
   }
 }
 

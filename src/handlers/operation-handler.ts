@@ -33,14 +33,25 @@ export function redirect<Status extends number> (reply: FastifyReply, location: 
   return reply.redirect(location, status) as Redirected<Status>
 }
 
+declare const noBody: unique symbol
+
+// The reply, sent as the 204 the operation declares (deletePlant's).
+export type NoContent = FastifyReply & { readonly [noBody]: true }
+
+export function noContent (reply: FastifyReply): NoContent {
+  return reply.code(204).send() as NoContent
+}
+
 // A JSON body is the data the spec's schema describes, which Fastify serialises, or that data
 // already written as JSON (a stored document, or a fixed document serialised at start-up), sent
 // as it is. Any other media type (a YAML document, a page, a script) is the text or bytes
-// themselves, which the handler writes as they are. An operation without a 200 redirects.
+// themselves, which the handler writes as they are. An operation without a 200 answers its 204,
+// or redirects.
 type SuccessAnswer<Operation> =
   Operation extends { responses: { 200: { content: infer Content } } }
     ? Content extends { 'application/json': infer Json } ? NotARefusal<Json> | JsonText<Json> : string | Buffer
-    : Redirected<Extract<DeclaredStatus<Operation>, 301 | 302 | 303 | 307 | 308>>
+    : Operation extends { responses: { 204: unknown } } ? NoContent
+      : Redirected<Extract<DeclaredStatus<Operation>, 301 | 302 | 303 | 307 | 308>>
 
 // A body that allows any property would take an ApiError for itself (it has a `name`): this one
 // cannot, so that a refusal is checked as one.

@@ -4,7 +4,9 @@ import type { LoadedOpenApiDocument } from '../spec/openapi-document.js'
 import type { PlantStore } from '../store/plant-store.js'
 import { getApiReferenceAssetHandler, getApiReferenceHandler, getRootHandler } from './api-reference.js'
 import { createPlantHandler } from './create-plant.js'
+import { deletePlantHandler } from './delete-plant.js'
 import { getPlantHandler } from './get-plant.js'
+import { listPlantsHandler } from './list-plants.js'
 import { getMetricsHandler } from './metrics.js'
 import type { OperationHandlers } from './operation-handler.js'
 import {
@@ -22,8 +24,10 @@ export interface HandlerDependencies {
 export function createOperationHandlers ({ store, openApi, metrics }: HandlerDependencies): OperationHandlers {
   return {
     getRoot: getRootHandler(),
+    listPlants: listPlantsHandler(store, openApi.document),
     createPlant: createPlantHandler(store, openApi),
     getPlant: getPlantHandler(store),
+    deletePlant: deletePlantHandler(store),
     getHealth: getHealthHandler(),
     getReadiness: getReadinessHandler(store),
     getMetrics: getMetricsHandler(metrics),

@@ -10,6 +10,9 @@ export interface StoredApiToken {
   readonly lastUsedAt: Date | null
   // null: not revoked.
   readonly revokedAt: Date | null
+  // The roles it holds, of those openapi.yaml names; null: every role (a token issued before
+  // roles, or without naming any).
+  readonly roles: readonly string[] | null
 }
 
 export interface NewApiToken {
@@ -17,6 +20,8 @@ export interface NewApiToken {
   readonly digest: Buffer
   readonly createdAt: Date
   readonly expiresAt: Date | null
+  // Absent or null: every role.
+  readonly roles?: readonly string[] | null
 }
 
 // A token not revoked already has the name.

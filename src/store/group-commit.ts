@@ -1,9 +1,6 @@
 import { setImmediate as nextRoundOfTheEventLoop } from 'node:timers/promises'
 import { performance } from 'node:perf_hooks'
-import { isSameJson } from '../json/canonical-json.js'
 import type { BatchObserver } from './batch-observer.js'
-import type { CreatePlantOutcome, PlantRow } from './plant-store.js'
-import { PlantConflictError, StoreUnavailableError } from './store-errors.js'
 
 // Commits many callers' writes together: one transaction, and one flush to disk, per batch
 // instead of per request.
@@ -174,47 +171,5 @@ function observeSafely<T> (observe: () => T): T | undefined {
     return observe()
   } catch {
     return undefined
-  }
-}
-
-// What one create came to inside a committed batch: stored, found already stored with the same
-// document (a safe retry), or refused because the id holds another plant.
-export type CreateResult = 'created' | 'replayed' | 'conflict'
-
-export function compareWithStored (plant: PlantRow, storedDocument: string | undefined): CreateResult {
-  return storedDocument !== undefined && isSameJson(storedDocument, plant.document) ? 'replayed' : 'conflict'
-}
-
-// While creates keep arriving, a batch waits up to three rounds of the event loop for more, and
-// one batch is in flight at a time, which keeps batches, not only the creates inside one, in
-// arrival order (docs/benchmark.md has the measurements behind both).
-const batchLimits = { maxBatchSize: 512, maxBatchesInFlight: 1, maxGatherRounds: 3 }
-
-// The creates of a store, committed in batches: what both backends share.
-export class BatchedCreates {
-  private readonly groupCommit: GroupCommit<PlantRow, CreateResult>
-  private closing = false
-
-  constructor (
-    commitBatch: CommitBatch<PlantRow, CreateResult>,
-    isolateFailure: GroupCommitOptions['isolateFailure'],
-    observer?: BatchObserver
-  ) {
-    this.groupCommit = new GroupCommit(commitBatch, { ...batchLimits, isolateFailure, observer })
-  }
-
-  async create (plant: PlantRow): Promise<CreatePlantOutcome> {
-    // A create that arrives while the store closes gets a 503: another instance, or this one
-    // once restarted, can take it.
-    if (this.closing) throw new StoreUnavailableError(1)
-    const result = await this.groupCommit.submit(plant)
-    if (result === 'conflict') throw new PlantConflictError(plant.id)
-    return { plant, created: result === 'created' }
-  }
-
-  // Takes no more creates, and resolves once those already taken are answered.
-  async close (): Promise<void> {
-    this.closing = true
-    await this.groupCommit.idle()
   }
 }

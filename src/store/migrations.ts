@@ -73,6 +73,16 @@ export const migrations: readonly Migration[] = [
                );
                CREATE UNIQUE INDEX api_tokens_active_name ON api_tokens (name) WHERE revoked_at IS NULL`,
   },
+  {
+    // The roles a managed token holds, of those openapi.yaml's security requirements name. NULL
+    // is every role: the tokens issued before roles keep doing all they could, and so does a
+    // token issued without naming any. SQLite keeps the names space-separated, as a scope is
+    // written (RFC 6749: a role name holds no space).
+    version: 4,
+    name: 'api token roles',
+    sqlite: 'ALTER TABLE api_tokens ADD COLUMN roles TEXT',
+    postgres: 'ALTER TABLE api_tokens ADD COLUMN roles text[]',
+  },
 ]
 
 // What the runner needs of a backend: one connection of its own, on which beginLocked starts

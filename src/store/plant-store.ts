@@ -16,6 +16,12 @@ export interface CreatePlantOutcome {
   readonly created: boolean
 }
 
+export interface PlantPage {
+  readonly plants: readonly PlantRow[]
+  // Whether a plant with a greater id was stored when the page was read.
+  readonly more: boolean
+}
+
 // Every backend implements this and passes the shared contract suite in test/store/.
 export interface PlantStore {
   // The managed API tokens, in the same database.
@@ -33,6 +39,12 @@ export interface PlantStore {
   // The plant stored under the id, or undefined when there is none. Rejects with
   // StoreUnavailableError when the backend cannot be reached for now.
   getPlant (id: bigint): Promise<PlantRow | undefined>
+  // Up to `limit` plants in ascending order of id, those after `after` when it is given (keyset,
+  // so a page costs the same wherever it starts), and whether more follow.
+  listPlants (after: bigint | undefined, limit: number): Promise<PlantPage>
+  // Deletes the plant, durably, in the order of the creates and deletes the store received:
+  // true when there was one, false when no plant had the id.
+  deletePlant (id: bigint): Promise<boolean>
   // Resolves when the backend can serve requests; rejects with StoreUnavailableError otherwise.
   checkReady (): Promise<void>
   close (): Promise<void>

@@ -2,9 +2,9 @@ import type { FastifyRequest } from 'fastify'
 import t from 'tap'
 import { createApiTokenVerifier } from '../../src/auth/api-token-verifier.js'
 import { BearerCredentials } from '../../src/auth/bearer-credentials.js'
-import type { Identity } from '../../src/auth/identity.js'
+import { type Identity, identityOf } from '../../src/auth/identity.js'
 import { notMine, type TokenVerifier } from '../../src/auth/token-verifier.js'
-import { InvalidTokenError } from '../../src/errors/api-errors.js'
+import { InvalidTokenError } from '../../src/errors/credential-errors.js'
 
 // bearerAuth alone, on hand-made requests: which identity each header authenticates as, what a
 // connection's cache reuses, and which refusal wins when several verifiers are composed.
@@ -61,7 +61,7 @@ t.test('a header is reused on its connection only until its verifier said it may
   const shortLived: TokenVerifier = (token) => {
     if (token !== 'short-lived-token') return notMine
     verified++
-    return { identity: { kind: 'token', name: 'short', key: 'token:short' }, reusableUntil: Date.now() + 100 }
+    return { identity: identityOf('token', 'short'), reusableUntil: Date.now() + 100 }
   }
   const authenticate = await bearerAuthWith([shortLived])
   const connection = {}
@@ -76,7 +76,7 @@ t.test('a header is reused on its connection only until its verifier said it may
 t.test('composed verifiers: the refusal of the verifier that knew the token wins, wherever it stands', async (t) => {
   const expiring: TokenVerifier = (token) => token.startsWith('exp_') ? new InvalidTokenError('the token has expired') : notMine
   const accepting: TokenVerifier = (token) => token === 'good'
-    ? { identity: { kind: 'token', name: 'good', key: 'token:good' }, reusableUntil: Number.POSITIVE_INFINITY }
+    ? { identity: identityOf('token', 'good'), reusableUntil: Number.POSITIVE_INFINITY }
     : notMine
   for (const order of [[expiring, accepting], [accepting, expiring]]) {
     const authenticate = await bearerAuthWith(order)

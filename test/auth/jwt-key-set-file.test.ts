@@ -4,7 +4,7 @@ import { exportJWK } from 'jose'
 import t from 'tap'
 import { createJwtVerifier } from '../../src/auth/jwt/jwt-verifier.js'
 import { ConfigError } from '../../src/config/config.js'
-import { InvalidTokenError } from '../../src/errors/api-errors.js'
+import { InvalidTokenError } from '../../src/errors/credential-errors.js'
 import { createSigningKey, keySetOf, settingsWith, signToken, testClock } from '../support/signing-keys.js'
 
 // JWT_JWKS_FILE: read once when the verifier is created; a file that cannot serve stops start-up

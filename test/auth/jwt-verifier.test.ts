@@ -1,7 +1,8 @@
 import { CompactSign, exportSPKI, SignJWT } from 'jose'
 import t, { type Test } from 'tap'
 import { createJwtVerifier, type JwtVerifier, looksLikeJwt } from '../../src/auth/jwt/jwt-verifier.js'
-import { ErrorCode, InvalidTokenError } from '../../src/errors/api-errors.js'
+import { ErrorCode } from '../../src/errors/api-errors.js'
+import { InvalidTokenError } from '../../src/errors/credential-errors.js'
 import { startJwksServer } from '../support/jwks-server.js'
 import {
   audience, createSigningKey, encodeJson, handMadeToken, issuer, keySetOf, settingsWith, signToken, testClock,
@@ -51,8 +52,20 @@ t.test('a valid RS256, ES256 or EdDSA token gives its subject and expiry', async
   const { verifier, clock } = await verifierFor(t)
   for (const key of [rsaKey, ecKey, edKey]) {
     const token = await signToken(key, { nowSeconds: clock.seconds(), claims: { sub: `user-of-${key.alg}` } })
-    t.same(await verifier.verify(token), { subject: `user-of-${key.alg}`, expiresAtMs: (clock.seconds() + 300) * 1000 }, key.alg)
+    t.same(await verifier.verify(token), { subject: `user-of-${key.alg}`, roles: [], expiresAtMs: (clock.seconds() + 300) * 1000 }, key.alg)
   }
+})
+
+t.test('a token grants the roles of its scope claim (RFC 9068), or else of its scp', async (t) => {
+  const { verifier, clock } = await verifierFor(t)
+  const rolesOf = async (claims: Record<string, unknown>): Promise<readonly string[]> =>
+    (await verifier.verify(await signToken(ecKey, { nowSeconds: clock.seconds(), claims }))).roles
+  t.same(await rolesOf({ scope: 'plants:read  openid plants:write' }), ['plants:read', 'openid', 'plants:write'], 'space-separated')
+  t.same(await rolesOf({ scp: ['plants:read', 'plants:write'] }), ['plants:read', 'plants:write'], 'an array')
+  t.same(await rolesOf({ scp: 'plants:read plants:write' }), ['plants:read', 'plants:write'], 'scp as a string, as some providers write it')
+  t.same(await rolesOf({ scope: 'plants:read', scp: ['plants:write'] }), ['plants:read'], 'scope when both are there')
+  t.same(await rolesOf({}), [], 'none without either')
+  t.same(await rolesOf({ scope: 42, scp: [7, 'plants:read'] }), ['plants:read'], 'what is not a string grants nothing')
 })
 
 t.test('a token without a kid is checked with the one key of its algorithm, and refused when several match', async (t) => {

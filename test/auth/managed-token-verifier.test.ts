@@ -49,7 +49,7 @@ t.test('what was read of a token is trusted for the cache time, then read again'
   const { token } = await issueManagedToken(store.tokens, { name: 'ci', now: new Date(time.now()) })
 
   const first = accepted(await verify(token))
-  t.same(first.identity, { kind: 'token', name: 'ci', key: 'token:ci' })
+  t.same(first.identity, { kind: 'token', name: 'ci', key: 'token:ci', roles: 'every role' })
   t.equal(first.reusableUntil, time.now() + 5000, 'a connection may reuse it for the cache time')
   time.advance(4999)
   accepted(await verify(token))

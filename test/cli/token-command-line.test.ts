@@ -5,11 +5,22 @@ const now = new Date('2026-03-04T05:06:07.089Z')
 const parse = (...args: string[]): ReturnType<typeof parseTokenCommandLine> => parseTokenCommandLine(args, now)
 
 t.test('create takes a name and an optional expiry, created now', async (t) => {
-  t.same(parse('create', '--name', 'ci'), { kind: 'create', name: 'ci', createdAt: now, expiresAt: null })
-  t.same(parse('create', '--name=ci', '--expires=1d'), { kind: 'create', name: 'ci', createdAt: now, expiresAt: new Date('2026-03-05T05:06:07.089Z') })
+  t.same(parse('create', '--name', 'ci'), { kind: 'create', name: 'ci', createdAt: now, expiresAt: null, roles: null })
+  t.same(parse('create', '--name=ci', '--expires=1d'), { kind: 'create', name: 'ci', createdAt: now, expiresAt: new Date('2026-03-05T05:06:07.089Z'), roles: null })
   t.same(parse('create', '--expires', '2027-01-31', '--name', 'deploy.prod_2-a'),
-    { kind: 'create', name: 'deploy.prod_2-a', createdAt: now, expiresAt: new Date('2027-01-31T00:00:00.000Z') })
-  t.same(parse('create', '--name', 'x'.repeat(64)), { kind: 'create', name: 'x'.repeat(64), createdAt: now, expiresAt: null }, '64 characters')
+    { kind: 'create', name: 'deploy.prod_2-a', createdAt: now, expiresAt: new Date('2027-01-31T00:00:00.000Z'), roles: null })
+  t.same(parse('create', '--name', 'x'.repeat(64)), { kind: 'create', name: 'x'.repeat(64), createdAt: now, expiresAt: null, roles: null }, '64 characters')
+})
+
+t.test('--roles names the roles a token holds, each one an operation of the spec names', async (t) => {
+  const roles = ['plants:read', 'plants:write']
+  t.match(parseTokenCommandLine(['create', '--name', 'r', '--roles', 'plants:read'], now, roles), { roles: ['plants:read'] })
+  t.match(parseTokenCommandLine(['create', '--name', 'rw', '--roles', ' plants:write , plants:read,plants:read'], now, roles),
+    { roles: ['plants:write', 'plants:read'] }, 'spaces around commas, and a role twice')
+  t.throws(() => parseTokenCommandLine(['create', '--name', 'x', '--roles', 'plants:admin'], now, roles),
+    { name: 'UsageError', message: '--roles: plants:admin is named by no operation of openapi.yaml, whose roles are plants:read, plants:write' })
+  t.throws(() => parseTokenCommandLine(['create', '--name', 'x', '--roles', ','], now, roles),
+    { name: 'UsageError', message: '--roles needs at least one role (leave it out for every role)' })
 })
 
 t.test('a name is 1 to 64 of A-Z a-z 0-9 . _ - starting with a letter or digit', async (t) => {

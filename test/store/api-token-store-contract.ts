@@ -35,14 +35,28 @@ export function testApiTokenStoreContract (t: Test, createEmptyDatabase: (t: Tes
   t.test('a token is created and found by its digest, its times to the millisecond', async (t) => {
     const { apiTokens } = await open(t)
     const forever = newToken('ci', at('05:06:07.089'))
-    const expected = { name: 'ci', createdAt: at('05:06:07.089'), expiresAt: null, lastUsedAt: null, revokedAt: null }
+    const expected = { name: 'ci', createdAt: at('05:06:07.089'), expiresAt: null, lastUsedAt: null, revokedAt: null, roles: null }
     t.same(await apiTokens.create(forever), expected)
     t.same(await apiTokens.findByDigest(forever.digest), expected, 'found, with no expiry')
 
     const expiring = newToken('deploy', at('05:06:08.001'), new Date('2026-04-03T05:06:08.999Z'))
     await apiTokens.create(expiring)
     t.same(await apiTokens.findByDigest(expiring.digest),
-      { name: 'deploy', createdAt: at('05:06:08.001'), expiresAt: new Date('2026-04-03T05:06:08.999Z'), lastUsedAt: null, revokedAt: null })
+      { name: 'deploy', createdAt: at('05:06:08.001'), expiresAt: new Date('2026-04-03T05:06:08.999Z'), lastUsedAt: null, revokedAt: null, roles: null })
+  })
+
+  t.test('a token holds the roles it was created with, or every role (null) when none were named', async (t) => {
+    const { apiTokens } = await open(t)
+    const reader = { ...newToken('reader', at('05:00:00.001')), roles: ['plants:read'] }
+    const both = { ...newToken('both', at('05:00:00.002')), roles: ['plants:write', 'plants:read'] }
+    const none = { ...newToken('none', at('05:00:00.003')), roles: [] }
+    const every = { ...newToken('every', at('05:00:00.004')), roles: null }
+    for (const token of [reader, both, none, every]) {
+      t.same((await apiTokens.create(token)).roles, token.roles, `${token.name}: created`)
+      t.same((await apiTokens.findByDigest(token.digest))?.roles, token.roles, `${token.name}: found, the roles in their order`)
+    }
+    t.same((await apiTokens.list()).map(({ name, roles }) => [name, roles]),
+      [['reader', ['plants:read']], ['both', ['plants:write', 'plants:read']], ['none', []], ['every', null]])
   })
 
   t.test('a digest of no token finds nothing', async (t) => {
@@ -74,7 +88,7 @@ export function testApiTokenStoreContract (t: Test, createEmptyDatabase: (t: Tes
     await apiTokens.create(first)
     t.equal(await apiTokens.revoke('ci', at('06:00:00.123')), true)
     t.same(await apiTokens.findByDigest(first.digest),
-      { name: 'ci', createdAt: at('05:00:00.001'), expiresAt: null, lastUsedAt: null, revokedAt: at('06:00:00.123') })
+      { name: 'ci', createdAt: at('05:00:00.001'), expiresAt: null, lastUsedAt: null, revokedAt: at('06:00:00.123'), roles: null })
 
     const second = newToken('ci', at('07:00:00.001'))
     await apiTokens.create(second)
@@ -100,10 +114,10 @@ export function testApiTokenStoreContract (t: Test, createEmptyDatabase: (t: Tes
     await apiTokens.revoke('c', at('06:00:00.001'))
     await apiTokens.create(newToken('c', at('07:00:00.001'), at('08:00:00.001')))
     t.same(await apiTokens.list(), [
-      { name: 'a', createdAt: at('05:00:00.001'), expiresAt: null, lastUsedAt: null, revokedAt: null },
-      { name: 'b', createdAt: at('05:00:00.002'), expiresAt: null, lastUsedAt: null, revokedAt: null },
-      { name: 'c', createdAt: at('05:00:00.003'), expiresAt: null, lastUsedAt: null, revokedAt: at('06:00:00.001') },
-      { name: 'c', createdAt: at('07:00:00.001'), expiresAt: at('08:00:00.001'), lastUsedAt: null, revokedAt: null },
+      { name: 'a', createdAt: at('05:00:00.001'), expiresAt: null, lastUsedAt: null, revokedAt: null, roles: null },
+      { name: 'b', createdAt: at('05:00:00.002'), expiresAt: null, lastUsedAt: null, revokedAt: null, roles: null },
+      { name: 'c', createdAt: at('05:00:00.003'), expiresAt: null, lastUsedAt: null, revokedAt: at('06:00:00.001'), roles: null },
+      { name: 'c', createdAt: at('07:00:00.001'), expiresAt: at('08:00:00.001'), lastUsedAt: null, revokedAt: null, roles: null },
     ])
   })
 
@@ -136,7 +150,7 @@ export function testApiTokenStoreContract (t: Test, createEmptyDatabase: (t: Tes
     const rows = await database.readTokenRows()
     t.equal(rows.length, 1)
     const row = rows[0] ?? {}
-    t.same(Object.keys(row).sort(), ['created_at', 'digest', 'expires_at', 'id', 'last_used_at', 'name', 'revoked_at'])
+    t.same(Object.keys(row).sort(), ['created_at', 'digest', 'expires_at', 'id', 'last_used_at', 'name', 'revoked_at', 'roles'])
     t.same(row.digest, stored.digest, 'the SHA-256 digest, as 32 bytes')
     for (const [column, value] of Object.entries(row)) {
       const text = Buffer.isBuffer(value) ? value.toString('latin1') : String(value)
@@ -154,7 +168,7 @@ export function testApiTokenStoreContract (t: Test, createEmptyDatabase: (t: Tes
     await t.rejects(second.apiTokens.create(newToken('ci', at('05:00:00.002'))), TokenNameTakenError)
     t.equal(await second.apiTokens.revoke('ci', at('07:00:00.001')), true)
     t.same(await first.apiTokens.list(),
-      [{ name: 'ci', createdAt: at('05:00:00.001'), expiresAt: null, lastUsedAt: at('06:00:00.001'), revokedAt: at('07:00:00.001') }])
+      [{ name: 'ci', createdAt: at('05:00:00.001'), expiresAt: null, lastUsedAt: at('06:00:00.001'), revokedAt: at('07:00:00.001'), roles: null }])
   })
 
   t.test('a closed store refuses every token call as unavailable', async (t) => {

@@ -94,6 +94,49 @@ export function testPlantStoreContract (t: Test, openEmptyStore: (t: Test) => Pr
     t.same(await store.getPlant(8n), plantRow({ id: 8n, name: 'Fern' }), 'in the canonical form it was stored in')
   })
 
+  t.test('a page holds plants in ascending order of id, after the cursor, and says whether more follow', async (t) => {
+    const store = await open(t)
+    const ids = [2n ** 63n - 1n, -(2n ** 63n), 2n ** 53n + 1n, -1n, 0n, 2n ** 53n]
+    for (const id of ids) await store.createPlant(plantRow({ id, name: `plant ${id}` }))
+    const idsOf = (plants: ReadonlyArray<{ id: bigint }>): bigint[] => plants.map(({ id }) => id)
+    const first = await store.listPlants(undefined, 4)
+    t.same(idsOf(first.plants), [-(2n ** 63n), -1n, 0n, 2n ** 53n])
+    t.equal(first.more, true)
+    t.same(first.plants[0], plantRow({ id: -(2n ** 63n), name: `plant ${-(2n ** 63n)}` }), 'each in the canonical form it was stored in')
+    const rest = await store.listPlants(2n ** 53n, 4)
+    t.same([idsOf(rest.plants), rest.more], [[2n ** 53n + 1n, 2n ** 63n - 1n], false])
+    const exact = await store.listPlants(-1n, 2)
+    t.same([idsOf(exact.plants), exact.more], [[0n, 2n ** 53n], true], 'a page that stops one short of the end')
+    t.same(await store.listPlants(2n ** 63n - 1n, 10), { plants: [], more: false }, 'past the last plant')
+  })
+
+  t.test('a deleted plant is gone, its id free again; deleting an id with no plant says so', async (t) => {
+    const store = await open(t)
+    await store.createPlant(plantRow({ id: 2n ** 53n + 1n, name: 'Aloe' }))
+    await store.createPlant(plantRow({ id: 2n ** 53n, name: 'Neighbour' }))
+    t.equal(await store.deletePlant(2n ** 53n + 1n), true)
+    t.equal(await store.getPlant(2n ** 53n + 1n), undefined)
+    t.equal(await store.deletePlant(2n ** 53n + 1n), false, 'a second time: nothing to delete')
+    t.same(await store.getPlant(2n ** 53n), plantRow({ id: 2n ** 53n, name: 'Neighbour' }), 'the neighbour below is untouched')
+    t.same(await store.createPlant(plantRow({ id: 2n ** 53n + 1n, name: 'Another' })),
+      { plant: plantRow({ id: 2n ** 53n + 1n, name: 'Another' }), created: true }, 'a new plant under the deleted id')
+  })
+
+  t.test('creates and deletes of one id, sent together, take effect in arrival order', async (t) => {
+    const store = await open(t)
+    await store.createPlant(plantRow({ id: 9n, name: 'Old' }))
+    const settled = await Promise.allSettled([
+      store.deletePlant(9n), store.createPlant(plantRow({ id: 9n, name: 'New' })), store.createPlant(plantRow({ id: 9n, name: 'Other' })),
+      store.deletePlant(9n), store.deletePlant(9n), store.createPlant(plantRow({ id: 9n, name: 'Last' })),
+      store.createPlant(plantRow({ id: 10n, name: 'Else' })), store.deletePlant(11n),
+    ])
+    t.same(settled.map((result) => result.status === 'fulfilled'
+      ? (typeof result.value === 'boolean' ? result.value : result.value.created)
+      : result.reason instanceof PlantConflictError ? 'conflict' : result.reason),
+    [true, true, 'conflict', true, false, true, true, false])
+    t.same(await store.getPlant(9n), plantRow({ id: 9n, name: 'Last' }))
+  })
+
   t.test('a ready store says so', async (t) => {
     const store = await open(t)
     await t.resolves(store.checkReady())

@@ -23,9 +23,17 @@ export interface JwtClaims {
   readonly aud?: string
   // Seconds from now; negative is in the past.
   readonly expiresIn?: number
+  // The roles it grants, as RFC 9068's space-separated `scope` (every role of openapi.yaml by
+  // default), or as an `scp` array; undefined leaves the claim out.
+  readonly scope?: string | undefined
+  readonly scp?: readonly string[] | undefined
 }
 
-export async function signJwt (key: SigningKey, { sub = 'alice@example.test', aud = audience, expiresIn = 300 }: JwtClaims = {}): Promise<string> {
+export const everyRoleScope = 'plants:read plants:write'
+
+export async function signJwt (key: SigningKey, claims: JwtClaims = {}): Promise<string> {
+  const { sub = 'alice@example.test', aud = audience, expiresIn = 300 } = claims
+  const scope = Object.hasOwn(claims, 'scope') || Object.hasOwn(claims, 'scp') ? claims.scope : everyRoleScope
   const nowSeconds = Math.floor(Date.now() / 1000)
-  return signToken(key, { nowSeconds, claims: { sub, aud, exp: nowSeconds + expiresIn } })
+  return signToken(key, { nowSeconds, claims: { sub, aud, exp: nowSeconds + expiresIn, scope, scp: claims.scp } })
 }

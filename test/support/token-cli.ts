@@ -18,6 +18,8 @@ export interface ListedToken {
   lastUsedAt: string | null
   revokedAt: string | null
   status: string
+  // 'every role', or the roles it holds.
+  roles: string | string[]
 }
 
 export async function listed (databaseUrl: string): Promise<ListedToken[]> {

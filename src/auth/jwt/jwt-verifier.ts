@@ -1,6 +1,6 @@
 import { jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose'
 import { asymmetricJwtAlgorithms } from '../../config/config.js'
-import { IdentityProviderUnavailableError, InvalidTokenError } from '../../errors/api-errors.js'
+import { IdentityProviderUnavailableError, InvalidTokenError } from '../../errors/credential-errors.js'
 import type { JwtSettings } from '../jwt-settings.js'
 import { readKeySetFile } from './key-set-file.js'
 import { refusalDescriptionOf } from './refusal-description.js'
@@ -17,6 +17,9 @@ export function looksLikeJwt (token: string): boolean {
 
 export interface VerifiedJwt {
   readonly subject: string
+  // The roles it grants: its `scope` claim (space-separated, RFC 9068), or else its `scp` (an
+  // array, or space-separated); none when it has neither. Whatever is not a string grants nothing.
+  readonly roles: readonly string[]
   // exp, in milliseconds since the epoch.
   readonly expiresAtMs: number
 }
@@ -66,10 +69,16 @@ export async function createJwtVerifier (settings: JwtSettings, options: JwtVeri
       // jose has checked that both are present, and that exp is a number.
       if (typeof payload.sub !== 'string' || payload.sub === '') throw new InvalidTokenError('the token names no subject')
       if (payload.exp === undefined) throw new InvalidTokenError('the token has no expiry')
-      return { subject: payload.sub, expiresAtMs: payload.exp * 1000 }
+      return { subject: payload.sub, roles: rolesOf(payload), expiresAtMs: payload.exp * 1000 }
     },
     warmUp,
   }
+}
+
+function rolesOf ({ scope, scp }: JWTPayload): string[] {
+  const granted = typeof scope === 'string' ? scope : scp
+  const names: unknown[] = typeof granted === 'string' ? granted.split(' ') : Array.isArray(granted) ? granted : []
+  return names.filter((name): name is string => typeof name === 'string' && name !== '')
 }
 
 interface KeySource {

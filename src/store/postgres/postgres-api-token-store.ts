@@ -13,11 +13,12 @@ interface TokenRow {
   expires_at: Date | null
   last_used_at: Date | null
   revoked_at: Date | null
+  roles: string[] | null
 }
 
 const uniqueViolation = '23505'
 const activeNameIndex = 'api_tokens_active_name'
-const tokenColumns = 'name, created_at, expires_at, last_used_at, revoked_at'
+const tokenColumns = 'name, created_at, expires_at, last_used_at, revoked_at, roles'
 
 // Looking a token up and recording its use are what requests do, so those two are named
 // statements, planned once per connection; both go through the digest's unique index.
@@ -25,16 +26,16 @@ const tokenColumns = 'name, created_at, expires_at, last_used_at, revoked_at'
 export class PostgresApiTokenStore implements ApiTokenStore {
   constructor (private readonly runQuery: RunPostgresQuery) {}
 
-  async create ({ name, digest, createdAt, expiresAt }: NewApiToken): Promise<StoredApiToken> {
+  async create ({ name, digest, createdAt, expiresAt, roles = null }: NewApiToken): Promise<StoredApiToken> {
     try {
       await this.runQuery({
-        text: 'INSERT INTO api_tokens (name, digest, created_at, expires_at) VALUES ($1, $2, $3, $4)',
-        values: [name, digest, createdAt, expiresAt],
+        text: 'INSERT INTO api_tokens (name, digest, created_at, expires_at, roles) VALUES ($1, $2, $3, $4, $5)',
+        values: [name, digest, createdAt, expiresAt, roles],
       })
     } catch (error) {
       throw isActiveNameTaken(error) ? new TokenNameTakenError(name) : error
     }
-    return { name, createdAt, expiresAt, lastUsedAt: null, revokedAt: null }
+    return { name, createdAt, expiresAt, lastUsedAt: null, revokedAt: null, roles }
   }
 
   async findByDigest (digest: Buffer): Promise<StoredApiToken | undefined> {
@@ -80,5 +81,6 @@ function toStoredApiToken (row: TokenRow): StoredApiToken {
     expiresAt: row.expires_at,
     lastUsedAt: row.last_used_at,
     revokedAt: row.revoked_at,
+    roles: row.roles,
   }
 }

@@ -6,12 +6,12 @@ import { canonicalJson } from '../../json/canonical-json.js'
 import { parseJsonExactly } from '../../json/parse-json-exactly.js'
 import type { ApiTokenStore } from '../api-token-store.js'
 import type { BatchObserver } from '../batch-observer.js'
-import { BatchedCreates } from '../group-commit.js'
+import { BatchedWrites } from '../batched-writes.js'
 import { applyMigrations, type MigrationReport } from '../migrations.js'
-import type { CreatePlantOutcome, PlantRow, PlantStore } from '../plant-store.js'
+import type { CreatePlantOutcome, PlantPage, PlantRow, PlantStore } from '../plant-store.js'
 import { StoreUnavailableError, translateStoreError } from '../store-errors.js'
 import { PostgresApiTokenStore } from './postgres-api-token-store.js'
-import { insertOrCompare, isRefusedByBatchStatement, undefinedTable } from './postgres-batch-insert.js'
+import { commitWrites, isRefusedByBatchStatement, undefinedTable } from './postgres-batch.js'
 import { isTransientPostgresError } from './postgres-errors.js'
 import { postgresMigrationConnection } from './postgres-migrations.js'
 
@@ -31,6 +31,10 @@ export interface PostgresPlantStoreOptions {
 }
 
 const selectDocument = 'SELECT document::text AS document FROM plants WHERE id = $1::bigint'
+// Ordered by the bigint column, not by the text the ids are answered as (ORDER BY id would sort the
+// output column: -1 before -9223372036854775808).
+const selectFirstPage = 'SELECT id::text AS id, document::text AS document FROM plants ORDER BY plants.id LIMIT $1'
+const selectPageAfter = 'SELECT id::text AS id, document::text AS document FROM plants WHERE plants.id > $1::bigint ORDER BY plants.id LIMIT $2'
 const selectReadiness = 'SELECT max(version) AS version, pg_is_in_recovery() AS in_recovery FROM schema_migrations'
 
 // Set at the start of every session, after anything the URL asks for, so they always hold:
@@ -45,7 +49,7 @@ export class PostgresPlantStore implements PlantStore {
   private readonly connection: pg.ClientConfig
   private readonly statementTimeoutMs: number
   private readonly pool: pg.Pool
-  private readonly creates: BatchedCreates
+  private readonly writes: BatchedWrites
   private migrated = false
   migrationsAtOpen: MigrationReport | undefined
   private migrationInFlight: Promise<void> | undefined
@@ -89,8 +93,8 @@ export class PostgresPlantStore implements PlantStore {
     })
     // Without a listener, an idle connection that breaks would crash the process.
     this.pool.on('error', (error) => onIdleConnectionError?.(error))
-    this.creates = new BatchedCreates(
-      async (plants) => this.translateErrors(() => this.onMigratedTables(() => insertOrCompare(this.pool, plants))),
+    this.writes = new BatchedWrites(
+      async (writes) => this.translateErrors(() => this.onMigratedTables(() => commitWrites(this.pool, writes))),
       isRefusedByBatchStatement,
       batchObserver
     )
@@ -98,7 +102,11 @@ export class PostgresPlantStore implements PlantStore {
   }
 
   async createPlant (plant: PlantRow): Promise<CreatePlantOutcome> {
-    return this.creates.create(plant)
+    return this.writes.create(plant)
+  }
+
+  async deletePlant (id: bigint): Promise<boolean> {
+    return this.writes.delete(id)
   }
 
   // jsonb keeps a document its own way (its keys by length, spaces after colons): it is answered
@@ -111,6 +119,19 @@ export class PostgresPlantStore implements PlantStore {
     return row === undefined ? undefined : { id, document: canonicalJson(parseJsonExactly(row.document)) }
   }
 
+  // A range of the primary key's index, one more than asked for to say whether more follow; the
+  // documents are answered in the canonical form, as getPlant answers them.
+  async listPlants (after: bigint | undefined, limit: number): Promise<PlantPage> {
+    if (this.closed) throw new StoreUnavailableError(1)
+    const query = after === undefined
+      ? { name: 'select-first-page', text: selectFirstPage, values: [limit + 1] }
+      : { name: 'select-page-after', text: selectPageAfter, values: [after.toString(), limit + 1] }
+    const { rows } = await this.translateErrors(() => this.onMigratedTables(() =>
+      this.pool.query<{ id: string, document: string }>(query)))
+    const plants = rows.slice(0, limit).map(({ id, document }) => ({ id: BigInt(id), document: canonicalJson(parseJsonExactly(document)) }))
+    return { plants, more: rows.length > limit }
+  }
+
   // Ready means migrated and connected to a server that takes writes (not a standby).
   async checkReady (): Promise<void> {
     const { rows } = await this.translateErrors(() => this.onMigratedTables(() =>
@@ -121,7 +142,7 @@ export class PostgresPlantStore implements PlantStore {
   async close (): Promise<void> {
     if (this.closed) return
     this.closed = true
-    await this.creates.close()
+    await this.writes.close()
     await this.pool.end()
   }
 

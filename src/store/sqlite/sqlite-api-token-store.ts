@@ -12,14 +12,15 @@ interface TokenRow {
   expires_at: string | null
   last_used_at: string | null
   revoked_at: string | null
+  roles: string | null
 }
 
-const tokenColumns = 'name, created_at, expires_at, last_used_at, revoked_at'
+const tokenColumns = 'name, created_at, expires_at, last_used_at, revoked_at, roles'
 
 function prepareStatements (database: Database) {
   return {
-    insert: database.prepare<[string, Buffer, string, string | null]>(
-      'INSERT INTO api_tokens (name, digest, created_at, expires_at) VALUES (?, ?, ?, ?)'),
+    insert: database.prepare<[string, Buffer, string, string | null, string | null]>(
+      'INSERT INTO api_tokens (name, digest, created_at, expires_at, roles) VALUES (?, ?, ?, ?, ?)'),
     selectByDigest: database.prepare<[Buffer], TokenRow>(`SELECT ${tokenColumns} FROM api_tokens WHERE digest = ?`),
     updateLastUse: database.prepare<[string, Buffer, string]>(
       'UPDATE api_tokens SET last_used_at = ? WHERE digest = ? AND (last_used_at IS NULL OR last_used_at < ?)'),
@@ -38,13 +39,14 @@ export class SqliteApiTokenStore implements ApiTokenStore {
     this.statements = prepareStatements(database)
   }
 
-  async create ({ name, digest, createdAt, expiresAt }: NewApiToken): Promise<StoredApiToken> {
+  async create ({ name, digest, createdAt, expiresAt, roles = null }: NewApiToken): Promise<StoredApiToken> {
     try {
-      this.runStatement(() => this.statements.insert.run(name, digest, createdAt.toISOString(), expiresAt?.toISOString() ?? null))
+      this.runStatement(() => this.statements.insert.run(name, digest, createdAt.toISOString(), expiresAt?.toISOString() ?? null,
+        roles === null ? null : roles.join(' ')))
     } catch (error) {
       throw isActiveNameTaken(error) ? new TokenNameTakenError(name) : error
     }
-    return { name, createdAt, expiresAt, lastUsedAt: null, revokedAt: null }
+    return { name, createdAt, expiresAt, lastUsedAt: null, revokedAt: null, roles }
   }
 
   async findByDigest (digest: Buffer): Promise<StoredApiToken | undefined> {
@@ -80,6 +82,7 @@ function toStoredApiToken (row: TokenRow): StoredApiToken {
     expiresAt: dateOrNull(row.expires_at),
     lastUsedAt: dateOrNull(row.last_used_at),
     revokedAt: dateOrNull(row.revoked_at),
+    roles: row.roles === null ? null : row.roles.split(' ').filter((role) => role !== ''),
   }
 }
 

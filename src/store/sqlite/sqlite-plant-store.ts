@@ -2,9 +2,9 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type { ApiTokenStore } from '../api-token-store.js'
 import type { BatchObserver } from '../batch-observer.js'
-import { BatchedCreates, compareWithStored, type CreateResult } from '../group-commit.js'
+import { BatchedWrites, compareWithStored, type PlantWrite, type WriteResult } from '../batched-writes.js'
 import { applyMigrations, type MigrationReport } from '../migrations.js'
-import type { CreatePlantOutcome, PlantRow, PlantStore } from '../plant-store.js'
+import type { CreatePlantOutcome, PlantPage, PlantRow, PlantStore } from '../plant-store.js'
 import { StoreUnavailableError, translateStoreError } from '../store-errors.js'
 import { SqliteApiTokenStore } from './sqlite-api-token-store.js'
 import { Database, SqliteError } from './sqlite-driver.js'
@@ -44,9 +44,10 @@ async function openDatabase (filename: string, busyTimeoutMs: number): Promise<{
 
 export class SqlitePlantStore implements PlantStore {
   readonly apiTokens: ApiTokenStore
-  private readonly creates: BatchedCreates
+  private readonly writes: BatchedWrites
   private readonly readMigrationVersion: () => unknown
   private readonly readDocument: (id: bigint) => string | undefined
+  private readonly readPage: (after: bigint | undefined, count: number) => PlantRow[]
 
   static async open ({ filename, busyTimeoutMs = 250, batchObserver }: SqlitePlantStoreOptions): Promise<SqlitePlantStore> {
     const { database, migrations } = await openDatabase(filename, busyTimeoutMs)
@@ -60,24 +61,30 @@ export class SqlitePlantStore implements PlantStore {
     batchObserver: BatchObserver | undefined
   ) {
     const insert = database.prepare('INSERT INTO plants (id, document) VALUES (?, ?) ON CONFLICT (id) DO NOTHING')
+    const remove = database.prepare('DELETE FROM plants WHERE id = ?')
     const selectDocument = database.prepare<[bigint], string>('SELECT document FROM plants WHERE id = ?').pluck()
-    // Each create inserts first and compares only when the id was taken, in arrival order, so
-    // a later create in the same batch sees an earlier one's plant. The whole batch is one
-    // IMMEDIATE transaction (one fsync): no other writer can slip in between, in this process
-    // or another on the same file, and a failure leaves none of it written.
-    const insertOrCompare = (plant: PlantRow): CreateResult => {
-      if (insert.run(plant.id, plant.document).changes === 1) return 'created'
-      return compareWithStored(plant, selectDocument.get(plant.id))
+    // The id is the table's rowid: a page is a range of its B-tree, found without a scan.
+    const selectFirstPage = database.prepare<[number], PlantRow>('SELECT id, document FROM plants ORDER BY id LIMIT ?')
+    const selectPageAfter = database.prepare<[bigint, number], PlantRow>('SELECT id, document FROM plants WHERE id > ? ORDER BY id LIMIT ?')
+    // Each write runs in arrival order, so a later write of an id sees what an earlier one in the
+    // same batch left; a create inserts first and compares only when the id was taken. The whole
+    // batch is one IMMEDIATE transaction (one fsync): no other writer can slip in between, in
+    // this process or another on the same file, and a failure leaves none of it written.
+    const commitWrite = (write: PlantWrite): WriteResult => {
+      if (write.kind === 'delete') return remove.run(write.id).changes === 1 ? 'deleted' : 'absent'
+      if (insert.run(write.plant.id, write.plant.document).changes === 1) return 'created'
+      return compareWithStored(write.plant, selectDocument.get(write.plant.id))
     }
     this.readDocument = (id) => selectDocument.get(id)
-    const commitCreates = database.transaction((plants: readonly PlantRow[]) => plants.map(insertOrCompare))
+    this.readPage = (after, count) => after === undefined ? selectFirstPage.all(count) : selectPageAfter.all(after, count)
+    const commitWrites = database.transaction((writes: readonly PlantWrite[]) => writes.map(commitWrite))
     // A failed transaction was rolled back whole. "Busy" or "disk full" is the store's state,
-    // the same for every create in the batch; anything else may be one create's own.
-    this.creates = new BatchedCreates(async (plants) => this.translateErrors(() => {
+    // the same for every write in the batch; anything else may be one write's own.
+    this.writes = new BatchedWrites(async (writes) => this.translateErrors(() => {
       // A transaction left open by a failed rollback would turn the next one into a savepoint
       // inside it: nothing committed, nothing flushed.
       if (database.inTransaction) throw new StoreUnavailableError(1)
-      return commitCreates.immediate(plants)
+      return commitWrites.immediate(writes)
     }), (error) => !(error instanceof StoreUnavailableError), batchObserver)
     // Ready means able to write: take the write lock (as a create would) and read the file.
     const migrationVersion = database.prepare('SELECT max(version) FROM schema_migrations').pluck()
@@ -87,7 +94,11 @@ export class SqlitePlantStore implements PlantStore {
   }
 
   async createPlant (plant: PlantRow): Promise<CreatePlantOutcome> {
-    return this.creates.create(plant)
+    return this.writes.create(plant)
+  }
+
+  async deletePlant (id: bigint): Promise<boolean> {
+    return this.writes.delete(id)
   }
 
   async getPlant (id: bigint): Promise<PlantRow | undefined> {
@@ -96,13 +107,20 @@ export class SqlitePlantStore implements PlantStore {
     return document === undefined ? undefined : { id, document }
   }
 
+  // One more than asked for says whether more follow.
+  async listPlants (after: bigint | undefined, limit: number): Promise<PlantPage> {
+    if (!this.database.open) throw new StoreUnavailableError(1)
+    const plants = this.translateErrors(() => this.readPage(after, limit + 1))
+    return { plants: plants.slice(0, limit), more: plants.length > limit }
+  }
+
   async checkReady (): Promise<void> {
     this.translateErrors(this.readMigrationVersion)
   }
 
   async close (): Promise<void> {
     if (!this.database.open) return
-    await this.creates.close()
+    await this.writes.close()
     this.database.close()
   }
 

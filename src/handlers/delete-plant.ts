@@ -1,0 +1,12 @@
+import type { operations } from '../../generated/openapi.js'
+import { NotFoundError } from '../errors/api-errors.js'
+import type { PlantStore } from '../store/plant-store.js'
+import { noContent, type OperationHandler } from './operation-handler.js'
+
+// Answered once the deletion is as durable as a create: the store's batch has committed it.
+export function deletePlantHandler (store: PlantStore): OperationHandler<operations['deletePlant']> {
+  return async function deletePlant ({ params: { id } }, reply) {
+    if (!await store.deletePlant(id)) return new NotFoundError(`no plant has id ${id}`)
+    return noContent(reply)
+  }
+}

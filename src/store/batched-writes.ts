@@ -1,0 +1,67 @@
+import { isSameJson } from '../json/canonical-json.js'
+import type { BatchObserver } from './batch-observer.js'
+import { type CommitBatch, GroupCommit, type GroupCommitOptions } from './group-commit.js'
+import type { CreatePlantOutcome, PlantRow } from './plant-store.js'
+import { PlantConflictError, StoreUnavailableError } from './store-errors.js'
+
+// A write of the plants: a create, or a delete. Both go through one queue, so that the writes of
+// one id are committed in the order they arrived.
+export type PlantWrite =
+  | { readonly kind: 'create', readonly plant: PlantRow }
+  | { readonly kind: 'delete', readonly id: bigint }
+
+// What one write came to inside a committed batch. A create: stored, found already stored with
+// the same document (a safe retry), or refused because the id holds another plant. A delete: the
+// plant was there and is gone, or there was none.
+export type WriteResult = 'created' | 'replayed' | 'conflict' | 'deleted' | 'absent'
+
+export function compareWithStored (plant: PlantRow, storedDocument: string | undefined): WriteResult {
+  return storedDocument !== undefined && isSameJson(storedDocument, plant.document) ? 'replayed' : 'conflict'
+}
+
+export function idOf (write: PlantWrite): bigint {
+  return write.kind === 'create' ? write.plant.id : write.id
+}
+
+// While writes keep arriving, a batch waits up to three rounds of the event loop for more, and
+// one batch is in flight at a time, which keeps batches, not only the writes inside one, in
+// arrival order (docs/benchmark.md has the measurements behind both).
+const batchLimits = { maxBatchSize: 512, maxBatchesInFlight: 1, maxGatherRounds: 3 }
+
+// The writes of a store, committed in batches: what both backends share.
+export class BatchedWrites {
+  private readonly groupCommit: GroupCommit<PlantWrite, WriteResult>
+  private closing = false
+
+  constructor (
+    commitBatch: CommitBatch<PlantWrite, WriteResult>,
+    isolateFailure: GroupCommitOptions['isolateFailure'],
+    observer?: BatchObserver
+  ) {
+    this.groupCommit = new GroupCommit(commitBatch, { ...batchLimits, isolateFailure, observer })
+  }
+
+  async create (plant: PlantRow): Promise<CreatePlantOutcome> {
+    const result = await this.submit({ kind: 'create', plant })
+    if (result === 'conflict') throw new PlantConflictError(plant.id)
+    return { plant, created: result === 'created' }
+  }
+
+  // True when a plant was deleted, false when none had the id.
+  async delete (id: bigint): Promise<boolean> {
+    return await this.submit({ kind: 'delete', id }) === 'deleted'
+  }
+
+  // Takes no more writes, and resolves once those already taken are answered.
+  async close (): Promise<void> {
+    this.closing = true
+    await this.groupCommit.idle()
+  }
+
+  private async submit (write: PlantWrite): Promise<WriteResult> {
+    // A write that arrives while the store closes gets a 503: another instance, or this one
+    // once restarted, can take it.
+    if (this.closing) throw new StoreUnavailableError(1)
+    return this.groupCommit.submit(write)
+  }
+}

@@ -1,0 +1,151 @@
+import pg from 'pg'
+import { compareWithStored, idOf, type PlantWrite, type WriteResult } from '../batched-writes.js'
+import type { PlantRow } from '../plant-store.js'
+import { StoreUnavailableError } from '../store-errors.js'
+import { isTransientPostgresError } from './postgres-errors.js'
+
+export const undefinedTable = '42P01'
+
+// A pool, or a connection taken from it for a transaction.
+type Queryable = Pick<pg.ClientBase, 'query'>
+
+// Errors raised by the batch's statements, which then wrote nothing: only these may be one
+// write's own (a trigger or constraint refusing it), so only these are retried write by write.
+const refusedByBatchStatement = new WeakSet<object>()
+
+export function isRefusedByBatchStatement (error: unknown): boolean {
+  return refusedByBatchStatement.has(error as object)
+}
+
+// One named statement stores a whole batch of plants with distinct ids and returns the ids it
+// inserted. It inserts in id order, so two instances storing overlapping ids cannot deadlock.
+// Its plan reads no stored rows (ON CONFLICT goes through the primary key's index), so the plan
+// the server caches for it after a few runs cannot go stale as the table grows, and planning
+// is not paid again at every batch.
+const insertPlants = `INSERT INTO plants (id, document)
+SELECT * FROM unnest($1::bigint[], $2::jsonb[]) AS batch (id, document) ORDER BY id
+ON CONFLICT (id) DO NOTHING RETURNING id::text AS id`
+// The plants stored under the ids the batch found taken. A statement of its own, so that it
+// sees rows other sessions committed while the insert ran. It is sent unnamed, so the server
+// plans it afresh at every run: a plan cached while the table was new and small would read
+// with a sequential scan, slower with every plant stored until the table is next analysed.
+const selectDocuments = 'SELECT id::text AS id, document::text AS document FROM plants WHERE id = ANY($1::bigint[])'
+const deletePlants = 'DELETE FROM plants WHERE id = ANY($1::bigint[]) RETURNING id::text AS id'
+// A taken id whose plant is gone by the time it is read (another instance deleted it between
+// the two statements) is inserted again; past this many tries the batch gets a 503.
+const maxInsertTries = 3
+
+// A batch of creates alone is one insert, in autocommit: durable once it returns. A batch with
+// deletes is one transaction, in which the writes of each id run in arrival order: the ids that
+// are only created share that insert, those only deleted once share one delete, and an id with
+// both runs its writes one by one. Writes of different ids are independent, so their order
+// between groups does not matter.
+export async function commitWrites (pool: pg.Pool, writes: readonly PlantWrite[]): Promise<WriteResult[]> {
+  if (writes.every((write) => write.kind === 'create')) return insertOrCompare(pool, writes.map(plantOf))
+  return marked(() => inTransaction(pool, async (client) => {
+    const results: WriteResult[] = []
+    const byId = new Map<bigint, number[]>()
+    writes.forEach((write, index) => byId.set(idOf(write), [...(byId.get(idOf(write)) ?? []), index]))
+    const onlyCreated: number[] = []
+    const deletedOnce: number[] = []
+    const mixed: number[][] = []
+    for (const indexes of byId.values()) {
+      if (indexes.every((index) => writes[index]!.kind === 'create')) onlyCreated.push(...indexes)
+      else if (indexes.length === 1) deletedOnce.push(indexes[0]!)
+      else mixed.push(indexes)
+    }
+    const created = await insertOrCompare(client, onlyCreated.map((index) => plantOf(writes[index]!)))
+    onlyCreated.forEach((index, position) => { results[index] = created[position]! })
+    const deleted = await deleteAll(client, deletedOnce.map((index) => idOf(writes[index]!)))
+    deletedOnce.forEach((index, position) => { results[index] = deleted[position]! })
+    for (const indexes of mixed) {
+      for (const index of indexes) results[index] = await commitOne(client, writes[index]!)
+    }
+    return results
+  }))
+}
+
+// The first create of each id goes into the insert; a later create of the same id in the batch
+// is compared with what the earlier one left stored, as if it had arrived alone just after.
+async function insertOrCompare (client: Queryable, plants: readonly PlantRow[]): Promise<WriteResult[]> {
+  if (plants.length === 0) return []
+  const firsts = new Map<bigint, PlantRow>()
+  for (const plant of plants) if (!firsts.has(plant.id)) firsts.set(plant.id, plant)
+  const insertedIds = new Set<string>()
+  const storedById = new Map<string, string>()
+  let pending = [...firsts.values()]
+  for (let tries = 1; pending.length > 0; tries++) {
+    if (tries > maxInsertTries) throw new StoreUnavailableError(1)
+    for (const id of await marked(() => runBatchStatement(client, pending))) insertedIds.add(id)
+    const takenIds = pending.map(({ id }) => id.toString()).filter((id) => !insertedIds.has(id))
+    if (takenIds.length > 0) {
+      const { rows } = await client.query<{ id: string, document: string }>(selectDocuments, [takenIds])
+      for (const { id, document } of rows) storedById.set(id, document)
+    }
+    pending = pending.filter(({ id }) => !insertedIds.has(id.toString()) && !storedById.has(id.toString()))
+  }
+  return plants.map((plant) => {
+    const id = plant.id.toString()
+    // Only the first create of an id can have inserted it; the ones after it compare.
+    if (insertedIds.delete(id)) {
+      storedById.set(id, plant.document)
+      return 'created'
+    }
+    return compareWithStored(plant, storedById.get(id))
+  })
+}
+
+// The ids the statement inserted, as decimal strings.
+async function runBatchStatement (client: Queryable, plants: readonly PlantRow[]): Promise<string[]> {
+  const { rows } = await client.query<{ id: string }>({
+    name: 'insert-plants',
+    text: insertPlants,
+    values: [plants.map(({ id }) => id.toString()), plants.map(({ document }) => document)],
+  })
+  return rows.map(({ id }) => id)
+}
+
+async function deleteAll (client: Queryable, ids: readonly bigint[]): Promise<WriteResult[]> {
+  if (ids.length === 0) return []
+  const { rows } = await client.query<{ id: string }>(deletePlants, [ids.map(String)])
+  const deleted = new Set(rows.map(({ id }) => id))
+  return ids.map((id) => deleted.has(id.toString()) ? 'deleted' : 'absent')
+}
+
+// One write alone, inside the batch's transaction, after the writes of its id before it.
+async function commitOne (client: Queryable, write: PlantWrite): Promise<WriteResult> {
+  if (write.kind === 'delete') return (await deleteAll(client, [write.id]))[0]!
+  return (await insertOrCompare(client, [write.plant]))[0]!
+}
+
+async function inTransaction<T> (pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect()
+  try {
+    await client.query('BEGIN')
+    const result = await work(client)
+    await client.query('COMMIT')
+    return result
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined)
+    throw error
+  } finally {
+    client.release()
+  }
+}
+
+// A database's refusal of the batch's statements, which wrote nothing, may be one write's own.
+async function marked<T> (statements: () => Promise<T>): Promise<T> {
+  try {
+    return await statements()
+  } catch (error) {
+    if (error instanceof pg.DatabaseError && !isTransientPostgresError(error) && error.code !== undefinedTable) {
+      refusedByBatchStatement.add(error)
+    }
+    throw error
+  }
+}
+
+function plantOf (write: PlantWrite): PlantRow {
+  if (write.kind !== 'create') throw new Error('not a create')
+  return write.plant
+}

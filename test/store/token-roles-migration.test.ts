@@ -1,0 +1,48 @@
+import pg from 'pg'
+import t from 'tap'
+import { mintManagedToken } from '../../src/auth/managed-token-format.js'
+import { tokenDigest } from '../../src/auth/token-digest.js'
+import { applyMigrations } from '../../src/store/migrations.js'
+import { postgresMigrationConnection } from '../../src/store/postgres/postgres-migrations.js'
+import { Database } from '../../src/store/sqlite/sqlite-driver.js'
+import { sqliteMigrationConnection } from '../../src/store/sqlite/sqlite-migrations.js'
+import { buildTestApp } from '../support/helper.js'
+import { type TestDatabase, testOnEveryBackend } from '../support/test-databases.js'
+
+// A managed token issued by the release before roles (schema version 3) keeps every role once
+// the service has migrated its database: it may still call every operation.
+
+async function issueAsTheReleaseBefore (database: TestDatabase, token: string): Promise<void> {
+  const digest = tokenDigest(token)
+  if (database.backend === 'SQLite') {
+    const connection = new Database(database.url.slice('sqlite:'.length))
+    try {
+      await applyMigrations(sqliteMigrationConnection(connection), 3)
+      connection.prepare('INSERT INTO api_tokens (name, digest, created_at) VALUES (?, ?, ?)')
+        .run('before-roles', digest, new Date().toISOString())
+    } finally {
+      connection.close()
+    }
+    return
+  }
+  const client = new pg.Client({ connectionString: database.url })
+  await client.connect()
+  try {
+    await applyMigrations(postgresMigrationConnection(client), 3)
+    await client.query('INSERT INTO api_tokens (name, digest, created_at) VALUES ($1, $2, now())', ['before-roles', digest])
+  } finally {
+    await client.end()
+  }
+}
+
+testOnEveryBackend(t, 'a token issued before roles keeps every role', async (t, database) => {
+  const token = mintManagedToken()
+  await issueAsTheReleaseBefore(database, token)
+  const { app, send, createPlant } = await buildTestApp(t, { DATABASE_URL: database.url, API_TOKENS: '' })
+  t.same((await app.apiTokens.list()).map(({ name, roles }) => [name, roles]), [['before-roles', null]], 'listed with every role')
+  const authorization = `Bearer ${token}`
+  t.equal((await createPlant({ id: 1, name: 'Fern' }, { authorization })).statusCode, 200, 'createPlant')
+  t.equal((await send({ method: 'GET', url: '/plants/1', headers: { authorization } })).statusCode, 200, 'getPlant')
+  t.equal((await send({ method: 'GET', url: '/plants', headers: { authorization } })).statusCode, 200, 'listPlants')
+  t.equal((await send({ method: 'DELETE', url: '/plants/1', headers: { authorization } })).statusCode, 204, 'deletePlant')
+})
