@@ -6,7 +6,6 @@ export const ErrorCode = {
   invalidText: 40002,
   schemaViolation: 40003,
   int64OutOfRange: 40004,
-  forbiddenKey: 40005,
   malformedCredentials: 40006,
   malformedRequest: 40007,
   missingCredentials: 40101,
@@ -89,12 +88,6 @@ export class Int64OutOfRangeError extends ApiError<400> {
   constructor (field: string) {
     super(ErrorCode.int64OutOfRange,
       `${field} must be an integer from -9223372036854775808 to 9223372036854775807`)
-  }
-}
-
-export class ForbiddenKeyError extends ApiError<400> {
-  constructor (path: string) {
-    super(ErrorCode.forbiddenKey, `${path} is not an allowed property name`)
   }
 }
 

@@ -1,4 +1,4 @@
-import { ForbiddenKeyError, InvalidTextError, MalformedJsonError } from '../errors/api-errors.js'
+import { InvalidTextError, MalformedJsonError } from '../errors/api-errors.js'
 import { rememberNumberSource } from '../int64/number-sources.js'
 
 // A strict JSON reader for request bodies. JSON.parse cannot serve here: it rounds integers
@@ -6,11 +6,12 @@ import { rememberNumberSource } from '../int64/number-sources.js'
 // the source text of every number a double may not hold exactly (see src/int64/), names the
 // offending field in every error, and bounds its own recursion. Which strings may be stored (no
 // NUL, no lone surrogate) is the schema's to say, for the fields it declares: see
-// src/spec/storable-text.ts.
+// src/spec/storable-text.ts. Any property name is a name: `__proto__` is read, as JSON.parse reads
+// it, into a property of its own, never into the object's prototype, so no body can give an
+// object it reads another prototype; `constructor` is a property like any other.
 
 export const maxNestingDepth = 64
 
-const forbiddenKeys = new Set(['__proto__', 'constructor'])
 const jsonNumberGrammar = String.raw`-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?`
 const numberPattern = new RegExp(jsonNumberGrammar, 'y')
 const wholeNumberPattern = new RegExp(`^${jsonNumberGrammar}$`)
@@ -73,12 +74,14 @@ class JsonReader {
       if (this.text[this.position] !== '"') throw this.syntaxError('a property name in double quotes')
       const key = this.readString(`${path} property name`)
       const memberPath = `${path}.${key}`
-      if (forbiddenKeys.has(key)) throw new ForbiddenKeyError(memberPath)
       if (Object.hasOwn(object, key)) throw new MalformedJsonError(`${memberPath} appears more than once`)
       this.skipWhitespace()
       if (!this.consume(':')) throw this.syntaxError('":"')
       this.skipWhitespace()
-      object[key] = this.readMemberValue(object, key, memberPath, depth)
+      const value = this.readMemberValue(object, key, memberPath, depth)
+      // An assignment to __proto__ would set the prototype: it is defined, as JSON.parse does.
+      if (key === '__proto__') Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true })
+      else object[key] = value
       this.skipWhitespace()
     } while (this.consume(','))
     if (!this.consume('}')) throw this.syntaxError('"," or "}"')

@@ -3,6 +3,8 @@ import { join } from 'node:path'
 import pg from 'pg'
 import t, { type Test } from 'tap'
 import { parse as parseYaml } from 'yaml'
+import { issueManagedToken } from '../../src/auth/issue-managed-token.js'
+import { openPlantStore } from '../../src/store/open-plant-store.js'
 import { privatePostgres, privatePostgresSkipReason } from '../support/private-postgres.js'
 import { createConsumerProject } from '../support/consumer-project.js'
 import { type CommandResult, runCommand } from '../support/run-command.js'
@@ -13,8 +15,10 @@ import { postgresUrlWithSchema, readPostgresPlants } from '../support/test-datab
 // `npm run test:sdk`: each client `npm run sdk` generates from openapi.yaml is built with its own
 // language's tools, as a consumer builds it, and a short program of that language
 // (test/sdk/<language>/) sends one round trip through it to a live service, on SQLite and on
-// PostgreSQL. The program prints what the client gave it; this file says what that must be, and
-// reads the database to check what was stored.
+// PostgreSQL: creates, replays, a conflict, ids at the int64 limits, two pages of the list
+// following its Link header, a delete, and a 403 with a token that may only read. The program
+// prints what the client gave it; this file says what that must be, and reads the database to
+// check what was stored.
 
 const projectRoot = join(import.meta.dirname, '..', '..')
 const sdkFolder = join(projectRoot, 'sdk')
@@ -121,6 +125,17 @@ const sdks: Sdk[] = [
 // What every consumer must have seen, and what the database must hold after it.
 function expectedRoundTrip (exactInt64: boolean): { seen: object, stored: StoredPlantRow[] } {
   const monstera = { status: 200, plant: { name: 'Monstera', tag: 'aroid' } }
+  // One plant a page: the smallest id first, then Monstera's; without exact ids, Monstera's, then
+  // the rounded Aloe's, the last.
+  const pages = exactInt64
+    ? {
+        firstPage: { status: 200, ids: [String(smallestInt64)], next: `/plants?after=${smallestInt64}&limit=1` },
+        secondPage: { status: 200, ids: ['10'], next: '/plants?after=10&limit=1' },
+      }
+    : {
+        firstPage: { status: 200, ids: ['10'], next: '/plants?after=10&limit=1' },
+        secondPage: { status: 200, ids: [String(2n ** 53n)], next: null },
+      }
   return {
     seen: {
       create: monstera,
@@ -133,16 +148,19 @@ function expectedRoundTrip (exactInt64: boolean): { seen: object, stored: Stored
       smallestId: exactInt64 ? { status: 200, plant: { name: 'Smallest' } } : { status: 400, error: int64RangeError },
       beyondDoubles: { status: 200, plant: { name: 'Aloe' } },
       health: 'ok',
+      ...pages,
+      deleted: 204,
+      deletedAgain: { status: 404, error: { error: 40401, message: 'no plant has id 10' } },
+      forbidden: { status: 403, error: { error: 40301, message: 'the token lacks a role this operation needs: plants:write' } },
     },
+    // Monstera deleted.
     stored: exactInt64
       ? [
           { id: smallestInt64, name: 'Smallest', tag: null },
-          { id: 10n, name: 'Monstera', tag: 'aroid' },
           { id: 2n ** 53n + 1n, name: 'Aloe', tag: null },
           { id: largestInt64, name: 'Largest', tag: null },
         ]
       : [
-          { id: 10n, name: 'Monstera', tag: 'aroid' },
           // Sent as 2^53 + 1, rounded by the client to the double 2^53 without a word.
           { id: 2n ** 53n, name: 'Aloe', tag: null },
         ],
@@ -184,6 +202,16 @@ const backends: Backend[] = [
   },
 ]
 
+// A managed token that holds plants:read alone, issued in the database before the service starts.
+async function issueReadOnlyToken (databaseUrl: string): Promise<string> {
+  const store = await openPlantStore({ DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: 1 }, { warn: () => undefined })
+  try {
+    return (await issueManagedToken(store.apiTokens, { name: 'reader', roles: ['plants:read'] })).token
+  } finally {
+    await store.close()
+  }
+}
+
 t.before(async () => {
   mkdirSync(buildFolder, { recursive: true })
   if (privatePostgresSkipReason !== false) return
@@ -200,10 +228,11 @@ for (const { language, exactInt64, build } of sdks) {
     for (const backend of backends) {
       await t.test(`round trip on ${backend.name}`, { skip: backend.skip }, async (t) => {
         const database = await backend.database(t, language)
+        const readToken = await issueReadOnlyToken(database.url)
         const server = await startServer(t, { DATABASE_URL: database.url, API_TOKENS: token })
         const [file = '', ...args] = command
         const { stdout } = await run(`the ${language} consumer`, file, args, {
-          env: { ...process.env, PLANT_STORE_URL: server.baseUrl, PLANT_STORE_TOKEN: token },
+          env: { ...process.env, PLANT_STORE_URL: server.baseUrl, PLANT_STORE_TOKEN: token, PLANT_STORE_READ_TOKEN: readToken },
         })
         t.strictSame(JSON.parse(stdout), expected.seen, 'what the client gave the consumer')
         t.strictSame(await database.read(), expected.stored, 'what the database holds, ids read exactly')

@@ -1,7 +1,7 @@
-// A consumer of the generated Go client (sdk/go) against a live service. Reads PLANT_STORE_URL
-// and PLANT_STORE_TOKEN, sends the round trip that every SDK's consumer sends
-// (test/sdk/round-trips.ts says what each answer must be) and prints what it saw as one JSON
-// object.
+// A consumer of the generated Go client (sdk/go) against a live service. Reads PLANT_STORE_URL,
+// PLANT_STORE_TOKEN and PLANT_STORE_READ_TOKEN (a token that may only read), sends the round
+// trip that every SDK's consumer sends (test/sdk/round-trips.ts says what each answer must be)
+// and prints what it saw as one JSON object.
 package main
 
 import (
@@ -10,10 +10,23 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/http"
+	"net/url"
 	"os"
+	"regexp"
+	"strconv"
 
 	plantstore "plant-store/sdk/go"
 )
+
+var nextPage = regexp.MustCompile(`^<([^>]*)>; rel="next"$`)
+
+// A page of plants: its ids (as text, every digit) and the next page's Link, if any.
+type page struct {
+	Status int      `json:"status"`
+	Ids    []string `json:"ids"`
+	Next   *string  `json:"next"`
+}
 
 type observation struct {
 	Status int               `json:"status"`
@@ -42,6 +55,16 @@ func main() {
 		"beyondDoubles": create(client, authorised, 1<<53+1, "Aloe", ""),
 		"health":        health.Status,
 	}
+	first := pageOf(client.PlantsAPI.ListPlants(authorised).Limit(1).Execute())
+	seen["firstPage"] = first
+	if first.Next == nil {
+		fail(errors.New("the first page of one plant has no next page"))
+	}
+	seen["secondPage"] = followed(client, authorised, *first.Next)
+	seen["deleted"] = deleted(client, authorised, 10)
+	seen["deletedAgain"] = deleted(client, authorised, 10)
+	reader := context.WithValue(context.Background(), plantstore.ContextAccessToken, os.Getenv("PLANT_STORE_READ_TOKEN"))
+	seen["forbidden"] = create(client, reader, 12, "Fern", "")
 	output, err := json.Marshal(seen)
 	if err != nil {
 		fail(err)
@@ -72,6 +95,55 @@ func create(client *plantstore.APIClient, ctx context.Context, id int64, name st
 		fail(err)
 	}
 	return seen
+}
+
+func pageOf(plants []plantstore.StoredPlant, response *http.Response, err error) page {
+	if err != nil {
+		fail(err)
+	}
+	seen := page{Status: response.StatusCode, Ids: []string{}}
+	for _, plant := range plants {
+		seen.Ids = append(seen.Ids, strconv.FormatInt(plant.GetId(), 10))
+	}
+	if match := nextPage.FindStringSubmatch(response.Header.Get("Link")); match != nil {
+		seen.Next = &match[1]
+	}
+	return seen
+}
+
+// The page a Link points at, asked for through the client with its limit and after.
+func followed(client *plantstore.APIClient, ctx context.Context, link string) page {
+	next, err := url.Parse(link)
+	if err != nil {
+		fail(err)
+	}
+	limit, err := strconv.ParseInt(next.Query().Get("limit"), 10, 32)
+	if err != nil {
+		fail(err)
+	}
+	after, err := strconv.ParseInt(next.Query().Get("after"), 10, 64)
+	if err != nil {
+		fail(err)
+	}
+	return pageOf(client.PlantsAPI.ListPlants(ctx).Limit(int32(limit)).After(after).Execute())
+}
+
+func deleted(client *plantstore.APIClient, ctx context.Context, id int64) any {
+	response, err := client.PlantsAPI.DeletePlant(ctx, id).Execute()
+	if response == nil {
+		fail(err)
+	}
+	var apiError *plantstore.GenericOpenAPIError
+	if errors.As(err, &apiError) {
+		model, isError := apiError.Model().(plantstore.Error)
+		if !isError {
+			fail(fmt.Errorf("a %d without the spec's Error body: %s", response.StatusCode, apiError.Body()))
+		}
+		return observation{Status: response.StatusCode, Error: &model}
+	} else if err != nil {
+		fail(err)
+	}
+	return response.StatusCode
 }
 
 func fail(err error) {

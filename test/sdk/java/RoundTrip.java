@@ -1,7 +1,11 @@
 import com.google.gson.Gson;
 import java.io.IOException;
+import java.net.URI;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.plantstore.client.ApiClient;
 import org.plantstore.client.ApiException;
 import org.plantstore.client.ApiResponse;
@@ -9,14 +13,17 @@ import org.plantstore.client.api.OperationsApi;
 import org.plantstore.client.api.PlantsApi;
 import org.plantstore.client.model.NewPlant;
 import org.plantstore.client.model.Plant;
+import org.plantstore.client.model.StoredPlant;
 
 /**
  * A consumer of the generated Java client (sdk/java) against a live service. Reads
- * PLANT_STORE_URL and PLANT_STORE_TOKEN, sends the round trip that every SDK's consumer sends
- * (test/sdk/round-trips.ts says what each answer must be) and prints what it saw as one JSON
- * object.
+ * PLANT_STORE_URL, PLANT_STORE_TOKEN and PLANT_STORE_READ_TOKEN (a token that may only read),
+ * sends the round trip that every SDK's consumer sends (test/sdk/round-trips.ts says what each
+ * answer must be) and prints what it saw as one JSON object.
  */
 public class RoundTrip {
+  private static final Pattern NEXT_PAGE = Pattern.compile("<([^>]*)>; rel=\"next\"");
+
   public static void main(String[] args) throws Exception {
     ApiClient authorised = client();
     authorised.setBearerToken(System.getenv("PLANT_STORE_TOKEN"));
@@ -32,7 +39,56 @@ public class RoundTrip {
     seen.put("smallestId", create(plants, Long.MIN_VALUE, "Smallest", null));
     seen.put("beyondDoubles", create(plants, (1L << 53) + 1, "Aloe", null));
     seen.put("health", new OperationsApi(anonymous).getHealth().getStatus().getValue());
+    Map<String, Object> firstPage = page(plants.listPlantsWithHttpInfo(1, null));
+    seen.put("firstPage", firstPage);
+    seen.put("secondPage", nextPage(plants, (String) firstPage.get("next")));
+    seen.put("deleted", delete(plants, 10L));
+    seen.put("deletedAgain", delete(plants, 10L));
+    ApiClient reader = client();
+    reader.setBearerToken(System.getenv("PLANT_STORE_READ_TOKEN"));
+    seen.put("forbidden", create(new PlantsApi(reader), 12L, "Fern", null));
     System.out.println(new Gson().toJson(seen));
+  }
+
+  // A page of plants: its ids (as text, every digit) and the next page's Link, if any.
+  private static Map<String, Object> page(ApiResponse<List<StoredPlant>> answer) {
+    Map<String, Object> seen = new LinkedHashMap<>();
+    seen.put("status", answer.getStatusCode());
+    seen.put("ids", answer.getData().stream().map((plant) -> String.valueOf(plant.getId())).toList());
+    String next = null;
+    for (Map.Entry<String, List<String>> header : answer.getHeaders().entrySet()) {
+      if (!header.getKey().equalsIgnoreCase("link")) continue;
+      Matcher match = NEXT_PAGE.matcher(header.getValue().get(0));
+      if (match.matches()) next = match.group(1);
+    }
+    seen.put("next", next);
+    return seen;
+  }
+
+  // The page a Link points at, asked for through the client with its limit and after.
+  private static Map<String, Object> nextPage(PlantsApi api, String link) throws ApiException {
+    Map<String, String> query = new LinkedHashMap<>();
+    for (String pair : URI.create(link).getQuery().split("&")) {
+      String[] parts = pair.split("=", 2);
+      query.put(parts[0], parts[1]);
+    }
+    return page(api.listPlantsWithHttpInfo(Integer.valueOf(query.get("limit")), Long.valueOf(query.get("after"))));
+  }
+
+  private static Object delete(PlantsApi api, long id) throws IOException {
+    try {
+      return api.deletePlantWithHttpInfo(id).getStatusCode();
+    } catch (ApiException failure) {
+      return failureOf(failure);
+    }
+  }
+
+  private static Map<String, Object> failureOf(ApiException failure) throws IOException {
+    Map<String, Object> seen = new LinkedHashMap<>();
+    // The client leaves an error's body unread; the spec's Error model reads it.
+    seen.put("status", failure.getCode());
+    seen.put("error", org.plantstore.client.model.Error.fromJson(failure.getResponseBody()));
+    return seen;
   }
 
   private static ApiClient client() {
@@ -46,9 +102,7 @@ public class RoundTrip {
       seen.put("status", answer.getStatusCode());
       seen.put("plant", answer.getData());
     } catch (ApiException failure) {
-      // The client leaves an error's body unread; the spec's Error model reads it.
-      seen.put("status", failure.getCode());
-      seen.put("error", org.plantstore.client.model.Error.fromJson(failure.getResponseBody()));
+      return failureOf(failure);
     }
     return seen;
   }

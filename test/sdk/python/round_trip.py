@@ -1,16 +1,20 @@
 """A consumer of the generated Python client (sdk/python) against a live service.
 
-Reads PLANT_STORE_URL and PLANT_STORE_TOKEN, sends the round trip that every SDK's consumer sends
-(test/sdk/round-trips.ts says what each answer must be) and prints what it saw as one JSON object.
+Reads PLANT_STORE_URL, PLANT_STORE_TOKEN and PLANT_STORE_READ_TOKEN (a token that may only read),
+sends the round trip that every SDK's consumer sends (test/sdk/round-trips.ts says what each
+answer must be) and prints what it saw as one JSON object.
 """
 import json
 import os
+import re
+from urllib.parse import parse_qs, urlsplit
 
 import plant_store_client as plant_store
 from plant_store_client.exceptions import ApiException
 
 URL = os.environ["PLANT_STORE_URL"]
 TOKEN = os.environ["PLANT_STORE_TOKEN"]
+READ_TOKEN = os.environ["PLANT_STORE_READ_TOKEN"]
 LARGEST_INT64 = 2**63 - 1
 SMALLEST_INT64 = -(2**63)
 
@@ -25,10 +29,34 @@ def create(api, plant_id, name, tag=None):
         return {"status": answer.status_code, "plant": answer.data.to_dict()}
     except ApiException as failure:
         # The client reads every status the spec declares into its Error model.
-        return {"status": failure.status, "error": failure.data.to_dict() if failure.data else None}
+        return failure_of(failure)
 
 
-with client(TOKEN) as authorised, client() as anonymous:
+def failure_of(failure):
+    return {"status": failure.status, "error": failure.data.to_dict() if failure.data else None}
+
+
+def page(answer):
+    """A page of plants: its ids (as text, every digit) and the next page's Link, if any."""
+    link = answer.headers.get("link")
+    match = re.fullmatch(r'<([^>]*)>; rel="next"', link) if link else None
+    return {"status": answer.status_code, "ids": [str(plant.id) for plant in answer.data], "next": match.group(1) if match else None}
+
+
+def next_page(api, link):
+    """The page a Link points at, asked for through the client with its limit and after."""
+    query = parse_qs(urlsplit(link).query)
+    return page(api.list_plants_with_http_info(limit=int(query["limit"][0]), after=int(query["after"][0])))
+
+
+def delete(api, plant_id):
+    try:
+        return api.delete_plant_with_http_info(plant_id).status_code
+    except ApiException as failure:
+        return failure_of(failure)
+
+
+with client(TOKEN) as authorised, client() as anonymous, client(READ_TOKEN) as reader:
     plants = plant_store.PlantsApi(authorised)
     seen = {
         "create": create(plants, 10, "Monstera", "aroid"),
@@ -40,4 +68,9 @@ with client(TOKEN) as authorised, client() as anonymous:
         "beyondDoubles": create(plants, 2**53 + 1, "Aloe"),
         "health": plant_store.OperationsApi(anonymous).get_health().status,
     }
+    seen["firstPage"] = page(plants.list_plants_with_http_info(limit=1))
+    seen["secondPage"] = next_page(plants, seen["firstPage"]["next"])
+    seen["deleted"] = delete(plants, 10)
+    seen["deletedAgain"] = delete(plants, 10)
+    seen["forbidden"] = create(plant_store.PlantsApi(reader), 12, "Fern")
 print(json.dumps(seen))

@@ -1,8 +1,10 @@
 // A consumer of the generated TypeScript (fetch) client (sdk/typescript) against a live service.
-// Reads PLANT_STORE_URL and PLANT_STORE_TOKEN, sends the round trip that every SDK's consumer
-// sends (test/sdk/round-trips.ts says what each answer must be) and prints what it saw as one
-// JSON object.
-import { Configuration, ModelErrorFromJSON, OperationsApi, PlantsApi, ResponseError } from 'plant-store-client'
+// Reads PLANT_STORE_URL, PLANT_STORE_TOKEN and PLANT_STORE_READ_TOKEN (a token that may only
+// read), sends the round trip that every SDK's consumer sends (test/sdk/round-trips.ts says what
+// each answer must be) and prints what it saw as one JSON object.
+import {
+  type ApiResponse, Configuration, ModelErrorFromJSON, OperationsApi, PlantsApi, ResponseError, type StoredPlant,
+} from 'plant-store-client'
 
 const basePath = process.env.PLANT_STORE_URL
 const accessToken = process.env.PLANT_STORE_TOKEN
@@ -14,14 +16,38 @@ const largestInt64 = Number(2n ** 63n - 1n)
 const smallestInt64 = Number(-(2n ** 63n))
 const beyondDoubles = Number(2n ** 53n + 1n)
 
+// The client leaves an error's body unread; the spec's Error model reads it.
+async function failureOf (failure: unknown): Promise<object> {
+  if (!(failure instanceof ResponseError)) throw failure
+  return { status: failure.response.status, error: ModelErrorFromJSON(await failure.response.json()) }
+}
+
 async function create (api: PlantsApi, id: number, name: string, tag?: string): Promise<object> {
   try {
     const answer = await api.createPlantRaw({ newPlant: { id, name, ...(tag === undefined ? {} : { tag }) } })
     return { status: answer.raw.status, plant: await answer.value() }
   } catch (failure) {
-    if (!(failure instanceof ResponseError)) throw failure
-    // The client leaves an error's body unread; the spec's Error model reads it.
-    return { status: failure.response.status, error: ModelErrorFromJSON(await failure.response.json()) }
+    return failureOf(failure)
+  }
+}
+
+// A page of plants: its ids (as text) and the next page's Link, if any.
+async function page (answer: ApiResponse<StoredPlant[]>): Promise<{ status: number, ids: string[], next: string | null }> {
+  const next = /^<([^>]*)>; rel="next"$/.exec(answer.raw.headers.get('link') ?? '')?.[1] ?? null
+  return { status: answer.raw.status, ids: (await answer.value()).map(({ id }) => String(id)), next }
+}
+
+// The page a Link points at, asked for through the client with its limit and after.
+async function nextPage (api: PlantsApi, link: string | null): Promise<object> {
+  const query = new URL(link ?? '', 'http://localhost').searchParams
+  return page(await api.listPlantsRaw({ limit: Number(query.get('limit')), after: Number(query.get('after')) }))
+}
+
+async function remove (api: PlantsApi, id: number): Promise<number | object> {
+  try {
+    return (await api.deletePlantRaw({ id })).raw.status
+  } catch (failure) {
+    return failureOf(failure)
   }
 }
 
@@ -35,4 +61,13 @@ const seen = {
   beyondDoubles: await create(plants, beyondDoubles, 'Aloe'),
   health: (await new OperationsApi(anonymous).getHealth()).status,
 }
-process.stdout.write(`${JSON.stringify(seen)}\n`)
+const firstPage = await page(await plants.listPlantsRaw({ limit: 1 }))
+const reader = new PlantsApi(new Configuration({ basePath, accessToken: process.env.PLANT_STORE_READ_TOKEN }))
+const paged = {
+  firstPage,
+  secondPage: await nextPage(plants, firstPage.next),
+  deleted: await remove(plants, 10),
+  deletedAgain: await remove(plants, 10),
+  forbidden: await create(reader, 12, 'Fern'),
+}
+process.stdout.write(`${JSON.stringify({ ...seen, ...paged })}\n`)
