@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap'
-import { type ApiError, createPlantStoreClient, type Plant, type PlantStoreClient } from 'plant-store/client'
+import { type ApiError, createPlantStoreClient, nextPageOf, type Plant, type PlantStoreClient, type StoredPlant } from 'plant-store/client'
+import { issueManagedToken } from '../src/auth/issue-managed-token.js'
 import { assertExchangeMatchesSpec } from './support/contract.js'
 import { buildTestApp, testToken } from './support/helper.js'
 
@@ -11,11 +12,15 @@ type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B 
 function assertType<A, B> (proof: Equal<A, B>): void { void proof }
 
 async function startClient (t: Test, token = testToken): Promise<PlantStoreClient> {
+  return (await startClientAndApp(t, token)).client
+}
+
+async function startClientAndApp (t: Test, token = testToken): Promise<{ client: PlantStoreClient, app: Awaited<ReturnType<typeof buildTestApp>>['app'] }> {
   const { app } = await buildTestApp(t)
   await app.listen({ port: 0, host: '127.0.0.1' })
   const address = app.server.address()
   if (address === null || typeof address === 'string') throw new Error('the server has no TCP address')
-  return createPlantStoreClient({
+  const client = createPlantStoreClient({
     baseUrl: `http://127.0.0.1:${address.port}`,
     token,
     fetch: async (request) => {
@@ -30,6 +35,7 @@ async function startClient (t: Test, token = testToken): Promise<PlantStoreClien
       return response
     },
   })
+  return { client, app }
 }
 
 t.test('a created plant comes back as data typed Plant', async (t) => {
@@ -78,6 +84,33 @@ t.test('a bigint id beyond 2^53 is sent with every digit', async (t) => {
   t.equal(conflict.error?.message, 'a plant with id 9007199254740993 already exists with a different name or tag')
   const neighbour = await client.POST('/plants', { body: { id: id - 1n, name: 'Other' } })
   t.equal(neighbour.response.status, 200, '9007199254740992 is still free')
+})
+
+t.test('pages of plants, followed by their Link, with every id exact; a delete; a 403', async (t) => {
+  const { client, app } = await startClientAndApp(t)
+  const ids = [9_007_199_254_740_993n, -(2n ** 63n), 5n, 2n ** 63n - 1n]
+  for (const id of ids) t.equal((await client.POST('/plants', { body: { id, name: `plant ${id}` } })).response.status, 200)
+  const seen: StoredPlant[] = []
+  let pages = 0
+  for (let query: { after?: bigint, limit: number } | undefined = { limit: 3 }; query !== undefined; pages++) {
+    const { data, response } = await client.GET('/plants', { params: { query } })
+    const typed: StoredPlant[] | undefined = data
+    seen.push(...(typed ?? []))
+    query = nextPageOf(response)
+  }
+  t.equal(pages, 2, 'two pages of at most three')
+  t.same(seen.map(({ id }) => id), [-(2n ** 63n), 5, 9_007_199_254_740_993n, 2n ** 63n - 1n],
+    'in order, a safe id as a number and every other as a bigint of every digit')
+
+  const deleted = await client.DELETE('/plants/{id}', { params: { path: { id: 5 } } })
+  t.same([deleted.response.status, deleted.data, deleted.error], [204, undefined, undefined])
+  const again = await client.DELETE('/plants/{id}', { params: { path: { id: 5 } } })
+  t.same([again.response.status, again.error], [404, { error: 40401, message: 'no plant has id 5' }])
+
+  const { token } = await issueManagedToken(app.apiTokens, { name: 'reader', roles: ['plants:read'] })
+  const reader = createPlantStoreClient({ baseUrl: `http://127.0.0.1:${(app.server.address() as { port: number }).port}`, token })
+  const forbidden = await reader.DELETE('/plants/{id}', { params: { path: { id: 9_007_199_254_740_993n } } })
+  t.same([forbidden.response.status, forbidden.error], [403, { error: 40301, message: 'the token lacks a role this operation needs: plants:write' }])
 })
 
 t.test('the int64 range ends exactly where the spec says', async (t) => {

@@ -33,8 +33,13 @@ testOnEveryBackend(t, 'requests, their latency and the store\'s batches are coun
   t.equal((await createPlant({ id: 8 })).statusCode, 400, 'a body without a name is refused')
   t.equal((await send({ method: 'GET', url: '/plants/7', headers: { authorization: 'Bearer not-a-known-token' } })).statusCode, 401)
   t.equal((await send({ method: 'GET', url: '/no/such/path/12345' })).statusCode, 404)
+  const asCaller = { authorization: `Bearer ${testToken}` }
+  t.equal((await send({ method: 'GET', url: '/plants?limit=5', headers: asCaller })).statusCode, 200)
+  t.equal((await send({ method: 'DELETE', url: '/plants/8', headers: asCaller })).statusCode, 404)
 
   const text = await scrape(t, testApp)
+  t.equal(valueOf(text, 'plant_store_http_requests_total{operation="listPlants",status="200"}'), 1, 'each operation by its operationId')
+  t.equal(valueOf(text, 'plant_store_http_requests_total{operation="deletePlant",status="404"}'), 1)
   t.equal(valueOf(text, 'plant_store_http_requests_total{operation="createPlant",status="200"}'), 1)
   t.equal(valueOf(text, 'plant_store_http_requests_total{operation="createPlant",status="400"}'), 1)
   t.equal(valueOf(text, 'plant_store_http_requests_total{operation="getPlant",status="401"}'), 1)
@@ -44,15 +49,15 @@ testOnEveryBackend(t, 'requests, their latency and the store\'s batches are coun
   t.ok((valueOf(text, 'plant_store_http_request_duration_seconds_sum{operation="createPlant"}') ?? 0) > 0, 'the latency is measured')
 
   const backend = database.backend === 'SQLite' ? 'sqlite' : 'postgres'
-  t.equal(valueOf(text, `plant_store_store_batch_size_count{backend="${backend}"}`), 1, 'one batch was committed')
-  t.equal(valueOf(text, `plant_store_store_batch_size_sum{backend="${backend}"}`), 1, 'holding the one create')
-  t.equal(valueOf(text, `plant_store_store_commit_duration_seconds_count{backend="${backend}"}`), 1)
+  t.equal(valueOf(text, `plant_store_store_batch_size_count{backend="${backend}"}`), 2, 'two batches were committed')
+  t.equal(valueOf(text, `plant_store_store_batch_size_sum{backend="${backend}"}`), 2, 'holding the one create, then the one delete')
+  t.equal(valueOf(text, `plant_store_store_commit_duration_seconds_count{backend="${backend}"}`), 2)
   t.equal(valueOf(text, 'plant_store_store_errors_total{kind="unavailable"}'), 0, 'store errors are counted from zero')
   t.equal(valueOf(text, 'plant_store_rate_limit_refusals_total{policy="per-address"}'), 0, 'refusals are counted from zero')
   t.ok(valueOf(text, 'process_cpu_user_seconds_total') !== undefined, 'the process metrics are there')
   t.ok(valueOf(text, 'nodejs_eventloop_lag_seconds') !== undefined)
 
-  for (const leak of ['Secret Orchid', 'hidden-tag', '/plants/7', '12345', testToken, 'not-a-known-token', '127.0.0.1']) {
+  for (const leak of ['Secret Orchid', 'hidden-tag', '/plants/7', '/plants/8', 'limit=5', '12345', testToken, 'not-a-known-token', '127.0.0.1']) {
     t.notOk(text.includes(leak), `no request data in the metrics: ${leak}`)
   }
 

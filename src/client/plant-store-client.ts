@@ -3,12 +3,13 @@ import createClient, { type Client } from 'openapi-fetch'
 // ships rather than a dist/generated/ that tsc never writes: generated/openapi.d.ts here, and
 // openapi.d.ts in the client's own package (client/, `npm run pack:client`).
 import type { components, paths } from '#openapi-types'
-import { stringifyWithBigInts } from '../int64/bigint-json.js'
+import { parseWithBigInts, stringifyWithBigInts } from '../int64/bigint-json.js'
 
 type Schemas = components['schemas']
 
 export type Plant = Schemas['Plant']
 export type NewPlant = Schemas['NewPlant']
+export type StoredPlant = Schemas['StoredPlant']
 export type ApiError = Schemas['Error']
 
 export type PlantStoreClient = Client<paths>
@@ -21,12 +22,34 @@ export interface PlantStoreClientOptions {
 }
 
 // Typed from the generated paths, where every int64 is `bigint | number`: a bigint keeps every
-// digit and is sent as bare JSON digits; a number beyond 2^53 is refused before it is sent.
+// digit and is sent as bare JSON digits; a number beyond 2^53 is refused before it is sent; and
+// an answer's integer beyond 2^53 (a listed plant's id) is read as a bigint, every digit kept.
 export function createPlantStoreClient ({ baseUrl, token, fetch = globalThis.fetch }: PlantStoreClientOptions): PlantStoreClient {
   return createClient<paths>({
     baseUrl,
-    fetch,
+    fetch: async (request) => withExactJson(await fetch(request)),
     headers: { authorization: `Bearer ${token}` },
     bodySerializer: stringifyWithBigInts,
   })
+}
+
+// The next page of a listPlants answer, from its Link header (`rel="next"`): what to ask for
+// next (`client.GET('/plants', { params: { query: nextPageOf(response) } })`), or undefined on
+// the last page.
+export function nextPageOf (response: Response): { readonly after: bigint, readonly limit: number } | undefined {
+  const link = /^<([^>]*)>; rel="next"$/.exec(response.headers.get('link') ?? '')?.[1]
+  if (link === undefined) return undefined
+  const query = new URL(link, 'http://plant-store.invalid').searchParams
+  return { after: BigInt(query.get('after') ?? ''), limit: Number(query.get('limit')) }
+}
+
+// openapi-fetch reads a JSON body with response.json(), or JSON.parse when it has no
+// Content-Length: the answer is given both, so that either reads it exactly.
+async function withExactJson (response: Response): Promise<Response> {
+  if (!/^application\/json\b/.test(response.headers.get('content-type') ?? '') || response.body === null) return response
+  const text = await response.text()
+  const headers = new Headers(response.headers)
+  headers.set('content-length', String(new TextEncoder().encode(text).length))
+  const exact = new Response(text, { status: response.status, statusText: response.statusText, headers })
+  return Object.assign(exact, { json: async () => parseWithBigInts(text) })
 }
