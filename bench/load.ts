@@ -1,12 +1,21 @@
 import autocannon from 'autocannon'
 
+// One request of a run: a create's body, or a read's path.
+export interface BenchRequest {
+  readonly method: 'GET' | 'POST'
+  // Under the server's address: /plants, /plants/42, /plants?limit=100.
+  readonly path: string
+  readonly body?: string
+}
+
 export interface LoadOptions {
-  readonly url: string
+  // The server's address.
+  readonly baseUrl: string
   readonly token?: string
   readonly connections: number
   readonly durationSeconds: number
-  // The next request body; called once per request, so every request can carry a new id.
-  readonly nextBody: () => string
+  // The next request; called once per request, so every request can carry a new id.
+  readonly nextRequest: () => BenchRequest
 }
 
 export interface LoadResult {
@@ -21,16 +30,20 @@ export interface LoadResult {
 // One load run from this process: `connections` keep-alive connections, each sending its next
 // request as soon as the previous response arrives.
 export async function runLoad (options: LoadOptions): Promise<LoadResult> {
-  const headers: Record<string, string> = { 'content-type': 'application/json' }
-  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`
+  const authorization: Record<string, string> = options.token === undefined ? {} : { authorization: `Bearer ${options.token}` }
   const result = await autocannon({
-    url: options.url,
-    method: 'POST',
+    url: options.baseUrl,
     connections: options.connections,
     duration: options.durationSeconds,
     timeout: 10,
-    headers,
-    requests: [{ setupRequest: (request) => ({ ...request, body: options.nextBody() }) }],
+    requests: [{
+      setupRequest: (request) => {
+        const { method, path, body } = options.nextRequest()
+        return body === undefined
+          ? { ...request, method, path, headers: authorization }
+          : { ...request, method, path, body, headers: { ...authorization, 'content-type': 'application/json' } }
+      },
+    }],
   })
   return {
     requestsPerSecond: result.requests.total / options.durationSeconds,

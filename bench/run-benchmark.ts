@@ -5,10 +5,10 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
-import { runLoad } from './load.js'
+import { type BenchRequest, runLoad } from './load.js'
 import { formatTable, type Measurement, median, type ScenarioSummary } from './report.js'
 import { type ServerProcess, startServerProcess } from './server-process.js'
-import { storeTenMillionPlants, tenMillion } from './ten-million-plants.js'
+import { lastMillionCursors, storeTenMillionPlants, tenMillion, tenMillionPlantId } from './ten-million-plants.js'
 import { startScriptNodeOptions } from '../test/support/start-script.js'
 
 // `npm run bench`: the service on SQLite and on PostgreSQL against a bare Fastify route, loaded
@@ -49,6 +49,13 @@ const freshBody = (): string => plantBody(++lastFreshId)
 // (some 10^6 ids drawn from 4.5 × 10^15) not to matter.
 const randomIdBody = (): string => plantBody(BigInt(Math.floor(Math.random() * 2 ** 52)))
 const tenMillionScenario = 'SQLite, 10M stored, random ids'
+// Reads on the same store: plants that exist, picked at random; the first page of the list; and
+// pages from the last million ids, which a keyset page reaches as fast as the first.
+const tenMillionGetScenario = 'SQLite, 10M stored, getPlant random ids'
+const tenMillionFirstPageScenario = 'SQLite, 10M stored, listPlants first page'
+const tenMillionLastPagesScenario = 'SQLite, 10M stored, listPlants last million'
+const tenMillionScenarios = [tenMillionScenario, tenMillionGetScenario, tenMillionFirstPageScenario, tenMillionLastPagesScenario]
+const pageSize = 100
 // The empty store's run of the same creates, which the ten-million-plant run is compared with.
 const emptyStoreRandomIdsScenario = 'SQLite, random ids'
 let replays = 0
@@ -61,8 +68,11 @@ interface Scenario {
   readonly name: string
   readonly server: ServerProcess
   readonly token?: string
-  readonly nextBody: () => string
+  readonly nextRequest: () => BenchRequest
 }
+
+const create = (nextBody: () => string) => (): BenchRequest => ({ method: 'POST', path: '/plants', body: nextBody() })
+const read = (nextPath: () => string) => (): BenchRequest => ({ method: 'GET', path: nextPath() })
 
 // What to undo when the run ends, in reverse order, each step whatever the others did: on
 // success, on failure, and on SIGINT or SIGTERM.
@@ -93,19 +103,26 @@ async function main (): Promise<void> {
   }
   try {
     const bare = started(await startServerProcess(bareServerScript, {}, join(workFolder, 'bare.log'), [], options.node))
-    const bareScenario: Scenario = { name: 'bare Fastify route', server: bare, nextBody: freshBody }
+    const bareScenario: Scenario = { name: 'bare Fastify route', server: bare, nextRequest: create(freshBody) }
     const serviceScenarios: Scenario[] = []
 
     const sqlite = started(await startService(`sqlite:${join(workFolder, 'plants.db')}`, join(workFolder, 'sqlite.log')))
     serviceScenarios.push(...await backendScenarios('SQLite', sqlite))
 
-    // The same creates with random ids, on a store that already holds ten million plants.
-    if (isSelected(tenMillionScenario)) {
+    // The same creates with random ids, and reads, on a store that already holds ten million plants.
+    if (tenMillionScenarios.some(isSelected)) {
       const largeStore = join(workFolder, 'ten-million-plants.db')
       process.stdout.write('storing ten million plants in a SQLite file… ')
       process.stdout.write(`done in ${(await storeTenMillionPlants(largeStore)).toFixed(1)} s\n`)
+      const cursors = lastMillionCursors(largeStore, 1000, pageSize)
+      let nextCursor = 0
       const large = started(await startService(`sqlite:${largeStore}`, join(workFolder, 'sqlite-large.log')))
-      serviceScenarios.push({ name: tenMillionScenario, server: large, token, nextBody: randomIdBody })
+      serviceScenarios.push(
+        { name: tenMillionScenario, server: large, token, nextRequest: create(randomIdBody) },
+        { name: tenMillionGetScenario, server: large, token, nextRequest: read(() => `/plants/${tenMillionPlantId(1 + Math.floor(Math.random() * tenMillion))}`) },
+        { name: tenMillionFirstPageScenario, server: large, token, nextRequest: read(() => `/plants?limit=${pageSize}`) },
+        { name: tenMillionLastPagesScenario, server: large, token, nextRequest: read(() => `/plants?limit=${pageSize}&after=${cursors[nextCursor++ % cursors.length]}`) }
+      )
     }
 
     const postgres = await preparePostgres(options['postgres-url'])
@@ -152,10 +169,16 @@ async function main (): Promise<void> {
     process.stdout.write(`\n${formatTable(summaries)}\n\n`)
     const tenMillionRuns = runs.get(tenMillionScenario)
     const emptyStoreRuns = runs.get(emptyStoreRandomIdsScenario)
+    const medianRate = (scenarioRuns: Measurement[]): number => median(scenarioRuns.map((run) => run.requestsPerSecond))
     if (tenMillionRuns !== undefined && emptyStoreRuns !== undefined) {
-      const medianRate = (scenarioRuns: Measurement[]): number => median(scenarioRuns.map((run) => run.requestsPerSecond))
       process.stdout.write(`With ${tenMillion.toLocaleString('en-US')} plants stored, creates with random ids ran at ` +
         `${Math.round(medianRate(tenMillionRuns) / medianRate(emptyStoreRuns) * 100)}% of the empty store's rate.\n`)
+    }
+    const firstPageRuns = runs.get(tenMillionFirstPageScenario)
+    const lastPagesRuns = runs.get(tenMillionLastPagesScenario)
+    if (firstPageRuns !== undefined && lastPagesRuns !== undefined) {
+      process.stdout.write(`Pages of ${pageSize} from the last million ids ran at ` +
+        `${Math.round(medianRate(lastPagesRuns) / medianRate(firstPageRuns) * 100)}% of the first page's rate.\n`)
     }
     process.stdout.write(`${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${serverNodeVersion} (the servers), ${process.version} (the load); ` +
       `medians of ${rounds} rounds of ${durationSeconds} s runs (the bare route first and last in each), ` +
@@ -190,9 +213,9 @@ async function startService (databaseUrl: string, logFile: string): Promise<Serv
 async function backendScenarios (backend: string, server: ServerProcess): Promise<Scenario[]> {
   await storeReplayedPlants(server)
   return [
-    { name: `${backend}, new plants`, server, token, nextBody: freshBody },
-    { name: `${backend}, random ids`, server, token, nextBody: randomIdBody },
-    { name: `${backend}, replays`, server, token, nextBody: replayBody },
+    { name: `${backend}, new plants`, server, token, nextRequest: create(freshBody) },
+    { name: `${backend}, random ids`, server, token, nextRequest: create(randomIdBody) },
+    { name: `${backend}, replays`, server, token, nextRequest: create(replayBody) },
   ]
 }
 
@@ -233,11 +256,11 @@ async function measure (scenario: Scenario, seconds: number): Promise<RunMeasure
   const cpuSecondsBefore = cpuSecondsNow()
   try {
     const result = await runLoad({
-      url: `${scenario.server.baseUrl}/plants`,
+      baseUrl: scenario.server.baseUrl,
       ...(scenario.token === undefined ? {} : { token: scenario.token }),
       connections,
       durationSeconds: seconds,
-      nextBody: scenario.nextBody,
+      nextRequest: scenario.nextRequest,
     })
     sample()
     const cpuMicrosecondsPerRequest = (cpuSecondsNow() - cpuSecondsBefore) * 1e6 / result.responses

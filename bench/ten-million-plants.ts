@@ -24,3 +24,23 @@ export async function storeTenMillionPlants (filename: string): Promise<number> 
     database.close()
   }
 }
+
+// The id of the store's x-th plant, x from 1 to ten million, as storeTenMillionPlants wrote it.
+export function tenMillionPlantId (x: number): bigint {
+  return (BigInt(x) * 1073741789n) % 4503599627370496n
+}
+
+// `count` cursors spread over the last million ids in id order (ranks nine million to ten million
+// less a page), each the `after` of a page that lies wholly among them.
+export function lastMillionCursors (filename: string, count: number, pageSize: number): bigint[] {
+  const database = new Database(filename, { readonly: true })
+  try {
+    database.defaultSafeIntegers(true)
+    const span = tenMillion / 10 - pageSize
+    const ids = database.prepare<[number, number], bigint>('SELECT id FROM plants ORDER BY id LIMIT ? OFFSET ?').pluck()
+      .all(span, tenMillion - tenMillion / 10 - 1)
+    return Array.from({ length: count }, (_, index) => ids[Math.floor(index * span / count)]!)
+  } finally {
+    database.close()
+  }
+}

@@ -87,6 +87,15 @@ export function testPlantStoreContract (t: Test, openEmptyStore: (t: Test) => Pr
     t.equal(await store.getPlant(7n), undefined)
   })
 
+  t.test('reads sent together each get their own plant, or none, from one snapshot', async (t) => {
+    const store = await open(t)
+    const ids = Array.from({ length: 600 }, (_, index) => BigInt(index) * 2n ** 52n - 2n ** 62n)
+    for (const id of ids.filter((_, index) => index % 3 !== 0)) await store.createPlant(plantRow({ id, name: `plant ${id}` }))
+    const read = await Promise.all(ids.map(async (id) => store.getPlant(id)))
+    t.same(read, ids.map((id, index) => index % 3 === 0 ? undefined : plantRow({ id, name: `plant ${id}` })),
+      'more than one batch holds, each read its own answer')
+  })
+
   t.test('a plant read back is the one first stored, not one refused as a conflict', async (t) => {
     const store = await open(t)
     await store.createPlant(plantRow({ id: 8n, name: 'Fern' }))

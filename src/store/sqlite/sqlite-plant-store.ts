@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type { ApiTokenStore } from '../api-token-store.js'
 import type { BatchObserver } from '../batch-observer.js'
+import { BatchedReads } from '../batched-reads.js'
 import { BatchedWrites, compareWithStored, type PlantWrite, type WriteResult } from '../batched-writes.js'
 import { applyMigrations, type MigrationReport } from '../migrations.js'
 import type { CreatePlantOutcome, PlantPage, PlantRow, PlantStore } from '../plant-store.js'
@@ -46,7 +47,7 @@ export class SqlitePlantStore implements PlantStore {
   readonly apiTokens: ApiTokenStore
   private readonly writes: BatchedWrites
   private readonly readMigrationVersion: () => unknown
-  private readonly readDocument: (id: bigint) => string | undefined
+  private readonly reads: BatchedReads<bigint, string | undefined>
   private readonly readPage: (after: bigint | undefined, count: number) => PlantRow[]
 
   static async open ({ filename, busyTimeoutMs = 250, batchObserver }: SqlitePlantStoreOptions): Promise<SqlitePlantStore> {
@@ -75,7 +76,12 @@ export class SqlitePlantStore implements PlantStore {
       if (insert.run(write.plant.id, write.plant.document).changes === 1) return 'created'
       return compareWithStored(write.plant, selectDocument.get(write.plant.id))
     }
-    this.readDocument = (id) => selectDocument.get(id)
+    // A batch of one is read alone; more share one read transaction, so one snapshot.
+    const readDocuments = database.transaction((ids: readonly bigint[]) => ids.map((id) => selectDocument.get(id)))
+    this.reads = new BatchedReads((ids) => {
+      if (!database.open) throw new StoreUnavailableError(1)
+      return this.translateErrors(() => ids.length === 1 ? [selectDocument.get(ids[0]!)] : readDocuments(ids))
+    })
     this.readPage = (after, count) => after === undefined ? selectFirstPage.all(count) : selectPageAfter.all(after, count)
     const commitWrites = database.transaction((writes: readonly PlantWrite[]) => writes.map(commitWrite))
     // A failed transaction was rolled back whole. "Busy" or "disk full" is the store's state,
@@ -103,7 +109,7 @@ export class SqlitePlantStore implements PlantStore {
 
   async getPlant (id: bigint): Promise<PlantRow | undefined> {
     if (!this.database.open) throw new StoreUnavailableError(1)
-    const document = this.translateErrors(() => this.readDocument(id))
+    const document = await this.reads.read(id)
     return document === undefined ? undefined : { id, document }
   }
 
