@@ -118,18 +118,28 @@ async function commitOne (client: Queryable, write: PlantWrite): Promise<WriteRe
   return (await insertOrCompare(client, [write.plant]))[0]!
 }
 
+// A client taken from the pool has no error listener of the pool's while it is out: the loss of
+// its connection (PostgreSQL killed) would be an unhandled 'error' event that ends the process.
+// Here it fails the statement in flight instead, and the client is not given back to the pool.
 async function inTransaction<T> (pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect()
+  let lost: Error | undefined
+  const onLost = (error: Error): void => { lost = error }
+  client.on('error', onLost)
+  let broken: Error | undefined
   try {
     await client.query('BEGIN')
     const result = await work(client)
     await client.query('COMMIT')
     return result
   } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined)
+    await client.query('ROLLBACK').catch((rollbackFailure: unknown) => {
+      broken = rollbackFailure instanceof Error ? rollbackFailure : new Error(String(rollbackFailure))
+    })
     throw error
   } finally {
-    client.release()
+    client.off('error', onLost)
+    client.release(lost ?? broken)
   }
 }
 
