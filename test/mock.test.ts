@@ -83,6 +83,18 @@ t.test('MOCK_PORT and --port choose the port; the mock answers every request as 
   t.same(await post(t, baseUrl, refusedBodies['a string id'], withToken),
     { status: 400, body: { error: 40003, message: 'body.id must be integer' } }, 'a string id')
 
+  const listed = await fetch(`${baseUrl}/plants?limit=2`, { headers: withToken, signal: AbortSignal.timeout(answerTimeoutMs) })
+  const listedText = await listed.text()
+  assertExchangeMatchesSpec(t, {
+    method: 'GET', url: '/plants?limit=2', statusCode: listed.status, contentType: listed.headers.get('content-type') ?? undefined, bodyText: listedText,
+    headers: Object.fromEntries(listed.headers),
+  })
+  t.same([listed.status, JSON.parse(listedText), listed.headers.get('link')],
+    [200, [{ id: 10, name: 'Monstera', tag: 'aroid' }, { id: 11, name: 'Fern' }], '</plants?after=11&limit=2>; rel="next"'],
+    'a page of the list, with its next page\'s Link')
+  const deleted = await fetch(`${baseUrl}/plants/10`, { method: 'DELETE', headers: withToken, signal: AbortSignal.timeout(answerTimeoutMs) })
+  t.same([deleted.status, await deleted.text()], [204, ''], 'a delete: 204, no body')
+
   const service = await startServer(t, { DATABASE_URL: `sqlite:${join(t.testdir(), 'plants.db')}`, API_TOKENS: token })
   for (const [what, bodyText] of Object.entries(refusedBodies)) {
     t.same(await post(t, baseUrl, bodyText, withToken), await post(t, service.baseUrl, bodyText, withToken),
