@@ -92,3 +92,57 @@ t.test('two instances on one PostgreSQL database lose nothing and agree on every
   for (const server of servers) server.child.kill('SIGTERM')
   t.same(await Promise.all(servers.map((server) => server.exited)), [0, 0], 'both instances stop cleanly')
 })
+
+type Write = { readonly kind: 'create', readonly name: string } | { readonly kind: 'delete' }
+
+// What a write does to one id's plant, by the contract: a create stores a plant where there is
+// none (200), is a replay of the same plant (200) or a conflict with another (409); a delete
+// removes the plant (204) or finds none (404).
+function apply (stored: string | null, write: Write): { status: number, stored: string | null } {
+  if (write.kind === 'delete') return stored === null ? { status: 404, stored } : { status: 204, stored: null }
+  if (stored === null) return { status: 200, stored: write.name }
+  return { status: stored === write.name ? 200 : 409, stored }
+}
+
+// Whether some interleaving of the instances' sequences, each in its own order, run one write
+// at a time from no plant, gives every status they saw and leaves what the database holds.
+function isOneSerialHistory (sequences: ReadonlyArray<ReadonlyArray<{ write: Write, status: number }>>, stored: string | null): boolean {
+  const search = (positions: readonly number[], state: string | null): boolean => {
+    if (positions.every((position, index) => position === sequences[index]!.length)) return state === stored
+    return positions.some((position, index) => {
+      const step = sequences[index]![position]
+      if (step === undefined) return false
+      const outcome = apply(state, step.write)
+      return outcome.status === step.status && search(positions.map((p, i) => (i === index ? p + 1 : p)), outcome.stored)
+    })
+  }
+  return search(sequences.map(() => 0), null)
+}
+
+t.test('creates and deletes of one id from several instances resolve as one serial history', { skip: postgresSkipReason }, async (t) => {
+  const database = await postgresTestDatabase(t)
+  const environment = { DATABASE_URL: database.url, API_TOKENS: token, DATABASE_POOL_SIZE: '5' }
+  const servers = await Promise.all([startServer(t, environment), startServer(t, environment), startServer(t, environment)])
+  const ids = Array.from({ length: 60 }, (_, index) => 1000 + index)
+  const failures: string[] = []
+  await forEachConcurrently(ids, 6, async (id) => {
+    // Each instance, in its own order: its plant, a delete, its plant again.
+    const sequences = await Promise.all(servers.map(async (server, index) => {
+      const writes: Write[] = [{ kind: 'create', name: `Instance ${index}` }, { kind: 'delete' }, { kind: 'create', name: `Instance ${index}` }]
+      const seen: Array<{ write: Write, status: number }> = []
+      for (const write of writes) {
+        const response = write.kind === 'create'
+          ? await createPlant(server.baseUrl, token, { id, name: write.name })
+          : await fetch(`${server.baseUrl}/plants/${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } })
+        await response.arrayBuffer()
+        seen.push({ write, status: response.status })
+      }
+      return seen
+    }))
+    const [row] = await runAsAdmin<{ name: string }>(`SELECT document->>'name' AS name FROM ${database.schema}.plants WHERE id = $1`, [id])
+    if (!isOneSerialHistory(sequences, row?.name ?? null)) {
+      failures.push(`id ${id}: ${JSON.stringify(sequences.map((sequence) => sequence.map(({ status }) => status)))}, stored ${String(row?.name)}`)
+    }
+  })
+  t.same(failures, [], `every id's answers and stored plant are those of one serial history (${ids.length} ids, 3 instances)`)
+})
