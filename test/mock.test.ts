@@ -86,7 +86,11 @@ t.test('MOCK_PORT and --port choose the port; the mock answers every request as 
   const listed = await fetch(`${baseUrl}/plants?limit=2`, { headers: withToken, signal: AbortSignal.timeout(answerTimeoutMs) })
   const listedText = await listed.text()
   assertExchangeMatchesSpec(t, {
-    method: 'GET', url: '/plants?limit=2', statusCode: listed.status, contentType: listed.headers.get('content-type') ?? undefined, bodyText: listedText,
+    method: 'GET',
+    url: '/plants?limit=2',
+    statusCode: listed.status,
+    contentType: listed.headers.get('content-type') ?? undefined,
+    bodyText: listedText,
     headers: Object.fromEntries(listed.headers),
   })
   t.same([listed.status, JSON.parse(listedText), listed.headers.get('link')],
