@@ -506,6 +506,7 @@ export interface operations {
                     /**
                      * @description The next page, when more plants follow (RFC 8288), as a path under the service's
                      *     own base path: for example `</plants?after=10&limit=100>; rel="next"`.
+                     * @example </plants?after=11&limit=2>; rel="next"
                      */
                     Link?: string;
                     [name: string]: unknown;
