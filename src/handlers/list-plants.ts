@@ -1,7 +1,7 @@
 import type { components, operations } from '../../generated/openapi.js'
 import type { OpenApiDocument } from '../spec/openapi-document.js'
 import { parameterDefault } from '../spec/parameter-default.js'
-import type { PlantRow, PlantStore } from '../store/plant-store.js'
+import { type PlantStore, plantWithId } from '../store/plant-store.js'
 import { type OperationHandler, sendJsonText } from './operation-handler.js'
 
 type StoredPlant = components['schemas']['StoredPlant']
@@ -19,11 +19,6 @@ export function listPlantsHandler (store: PlantStore, document: OpenApiDocument)
     if (more && last !== undefined) {
       reply.header('link', `<${request.routeOptions.url ?? '/plants'}?after=${last.id}&limit=${limit}>; rel="next"`)
     }
-    return sendJsonText<StoredPlant[]>(reply, `[${plants.map(withId).join(',')}]`)
+    return sendJsonText<StoredPlant[]>(reply, `[${plants.map(plantWithId).join(',')}]`)
   }
-}
-
-// The stored document is a JSON object: its id goes first, then its own members.
-function withId ({ id, document }: PlantRow): string {
-  return document === '{}' ? `{"id":${id}}` : `{"id":${id},${document.slice(1)}`
 }

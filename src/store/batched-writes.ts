@@ -1,14 +1,15 @@
 import { isSameJson } from '../json/canonical-json.js'
 import type { BatchObserver } from './batch-observer.js'
 import { type CommitBatch, GroupCommit, type GroupCommitOptions } from './group-commit.js'
+import type { WriteContext } from './outbox.js'
 import type { CreatePlantOutcome, PlantRow } from './plant-store.js'
 import { PlantConflictError, StoreUnavailableError } from './store-errors.js'
 
 // A write of the plants: a create, or a delete. Both go through one queue, so that the writes of
 // one id are committed in the order they arrived.
 export type PlantWrite =
-  | { readonly kind: 'create', readonly plant: PlantRow }
-  | { readonly kind: 'delete', readonly id: bigint }
+  | { readonly kind: 'create', readonly plant: PlantRow, readonly context?: WriteContext | undefined }
+  | { readonly kind: 'delete', readonly id: bigint, readonly context?: WriteContext | undefined }
 
 // What one write came to inside a committed batch. A create: stored, found already stored with
 // the same document (a safe retry), or refused because the id holds another plant. A delete: the
@@ -41,15 +42,15 @@ export class BatchedWrites {
     this.groupCommit = new GroupCommit(commitBatch, { ...batchLimits, isolateFailure, observer })
   }
 
-  async create (plant: PlantRow): Promise<CreatePlantOutcome> {
-    const result = await this.submit({ kind: 'create', plant })
+  async create (plant: PlantRow, context?: WriteContext): Promise<CreatePlantOutcome> {
+    const result = await this.submit({ kind: 'create', plant, context })
     if (result === 'conflict') throw new PlantConflictError(plant.id)
     return { plant, created: result === 'created' }
   }
 
   // True when a plant was deleted, false when none had the id.
-  async delete (id: bigint): Promise<boolean> {
-    return await this.submit({ kind: 'delete', id }) === 'deleted'
+  async delete (id: bigint, context?: WriteContext): Promise<boolean> {
+    return await this.submit({ kind: 'delete', id, context }) === 'deleted'
   }
 
   // Takes no more writes, and resolves once those already taken are answered.

@@ -83,6 +83,72 @@ export const migrations: readonly Migration[] = [
     sqlite: 'ALTER TABLE api_tokens ADD COLUMN roles TEXT',
     postgres: 'ALTER TABLE api_tokens ADD COLUMN roles text[]',
   },
+  {
+    // Webhooks (src/webhooks/): the endpoints consumers register, and the transactional outbox,
+    // one row per message an endpoint is owed, written in the batch that commits the change it
+    // tells of and deleted once delivered. Times are milliseconds since the Unix epoch. The
+    // endpoint's lease says which instance delivers its messages, and until when.
+    // A message is due at next_attempt_at; NULL is a message that failed every attempt, kept so
+    // that it is counted and seen.
+    version: 5,
+    name: 'webhook endpoints and their outbox',
+    sqlite: `CREATE TABLE webhook_endpoints (
+               id                    TEXT PRIMARY KEY,
+               url                   TEXT NOT NULL,
+               events                TEXT,
+               secret                TEXT NOT NULL,
+               previous_secret       TEXT,
+               previous_secret_until INTEGER,
+               created_at            INTEGER NOT NULL,
+               disabled_at           INTEGER,
+               disabled_reason       TEXT,
+               failing_since         INTEGER,
+               last_failure_at       INTEGER,
+               last_failure_reason   TEXT,
+               lease_owner           TEXT,
+               lease_until           INTEGER
+             ) STRICT;
+             CREATE TABLE webhook_messages (
+               seq             INTEGER PRIMARY KEY,
+               endpoint_id     TEXT NOT NULL,
+               message_id      TEXT NOT NULL,
+               event           TEXT NOT NULL,
+               body            TEXT NOT NULL,
+               traceparent     TEXT,
+               committed_at    INTEGER NOT NULL,
+               attempts        INTEGER NOT NULL DEFAULT 0,
+               next_attempt_at INTEGER
+             ) STRICT;
+             CREATE INDEX webhook_messages_due ON webhook_messages (endpoint_id, next_attempt_at)`,
+    postgres: `CREATE TABLE webhook_endpoints (
+                 id                    uuid PRIMARY KEY,
+                 url                   text NOT NULL,
+                 events                text[],
+                 secret                text NOT NULL,
+                 previous_secret       text,
+                 previous_secret_until bigint,
+                 created_at            bigint NOT NULL,
+                 disabled_at           bigint,
+                 disabled_reason       text,
+                 failing_since         bigint,
+                 last_failure_at       bigint,
+                 last_failure_reason   text,
+                 lease_owner           text,
+                 lease_until           bigint
+               );
+               CREATE TABLE webhook_messages (
+                 seq             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                 endpoint_id     uuid NOT NULL,
+                 message_id      text NOT NULL,
+                 event           text NOT NULL,
+                 body            text NOT NULL,
+                 traceparent     text,
+                 committed_at    bigint NOT NULL,
+                 attempts        integer NOT NULL DEFAULT 0,
+                 next_attempt_at bigint
+               );
+               CREATE INDEX webhook_messages_due ON webhook_messages (endpoint_id, next_attempt_at, seq)`,
+  },
 ]
 
 // What the runner needs of a backend: one connection of its own, on which beginLocked starts

@@ -1,14 +1,10 @@
 import type { ApiTokenStore } from './api-token-store.js'
 import type { MigrationReport } from './migrations.js'
+import type { PlantRow } from './plant-row.js'
+import type { Outbox, WriteContext } from './outbox.js'
+import type { WebhookStore } from './webhook-store.js'
 
-// A plant as every backend keeps it: its id, a bigint because ids are int64 (a JavaScript number
-// would merge ids that differ only above 2^53), and its document: the canonical JSON text
-// (src/json/canonical-json.ts) of the properties openapi.yaml declares for a Plant. The store
-// never looks inside the document, so a property added to the spec is stored with no change here.
-export interface PlantRow {
-  readonly id: bigint
-  readonly document: string
-}
+export { type PlantRow, plantWithId } from './plant-row.js'
 
 export interface CreatePlantOutcome {
   readonly plant: PlantRow
@@ -26,6 +22,8 @@ export interface PlantPage {
 export interface PlantStore {
   // The managed API tokens, in the same database.
   readonly apiTokens: ApiTokenStore
+  // The webhook endpoints and their messages, in the same database.
+  readonly webhooks: WebhookStore
   // What the store is and where, for the start-up line ("SQLite file ./data/plants.db"), with no
   // password in it.
   readonly description: string
@@ -35,7 +33,8 @@ export interface PlantStore {
   // Stores the plant atomically, in one insert-or-compare. Rejects with PlantConflictError when
   // the id is taken by a plant with another document, and with StoreUnavailableError when the
   // backend cannot be reached for now.
-  createPlant (plant: PlantRow): Promise<CreatePlantOutcome>
+  // The webhooks' messages of the change are written in the same transaction (useOutbox).
+  createPlant (plant: PlantRow, context?: WriteContext): Promise<CreatePlantOutcome>
   // The plant stored under the id, or undefined when there is none. Rejects with
   // StoreUnavailableError when the backend cannot be reached for now.
   getPlant (id: bigint): Promise<PlantRow | undefined>
@@ -44,7 +43,9 @@ export interface PlantStore {
   listPlants (after: bigint | undefined, limit: number): Promise<PlantPage>
   // Deletes the plant, durably, in the order of the creates and deletes the store received:
   // true when there was one, false when no plant had the id.
-  deletePlant (id: bigint): Promise<boolean>
+  deletePlant (id: bigint, context?: WriteContext): Promise<boolean>
+  // Where the messages of the changes committed from now on come from (none until called).
+  useOutbox (outbox: Outbox): void
   // Resolves when the backend can serve requests; rejects with StoreUnavailableError otherwise.
   checkReady (): Promise<void>
   close (): Promise<void>

@@ -1,5 +1,8 @@
 import pg from 'pg'
+import { canonicalJson } from '../../json/canonical-json.js'
+import { parseJsonExactly } from '../../json/parse-json-exactly.js'
 import { compareWithStored, idOf, type PlantWrite, type WriteResult } from '../batched-writes.js'
+import type { Outbox, OutboxMessage } from '../outbox.js'
 import type { PlantRow } from '../plant-store.js'
 import { StoreUnavailableError } from '../store-errors.js'
 import { isTransientPostgresError } from './postgres-errors.js'
@@ -30,20 +33,30 @@ ON CONFLICT (id) DO NOTHING RETURNING id::text AS id`
 // plans it afresh at every run: a plan cached while the table was new and small would read
 // with a sequential scan, slower with every plant stored until the table is next analysed.
 const selectDocuments = 'SELECT id::text AS id, document::text AS document FROM plants WHERE id = ANY($1::bigint[])'
-const deletePlants = 'DELETE FROM plants WHERE id = ANY($1::bigint[]) RETURNING id::text AS id'
+const deletePlants = 'DELETE FROM plants WHERE id = ANY($1::bigint[]) RETURNING id::text AS id, document::text AS document'
+// The webhooks' messages of a batch, one for each enabled endpoint subscribed to its event.
+const insertMessages = `INSERT INTO webhook_messages
+  (endpoint_id, message_id, event, body, traceparent, committed_at, next_attempt_at)
+SELECT e.id, m.message_id, m.event, m.body, m.traceparent, $6::bigint, m.due_at
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[]) AS m (message_id, event, body, traceparent, due_at)
+JOIN webhook_endpoints e ON e.disabled_at IS NULL AND (e.events IS NULL OR m.event = ANY (e.events))`
 // A taken id whose plant is gone by the time it is read (another instance deleted it between
 // the two statements) is inserted again; past this many tries the batch gets a 503.
 const maxInsertTries = 3
 
 // A batch of creates alone is one insert, in autocommit: durable once it returns. A batch with
-// deletes is one transaction, in which the writes of each id run in arrival order: the ids that
-// are only created share that insert, those only deleted once share one delete, and an id with
-// both runs its writes one by one. Writes of different ids are independent, so their order
-// between groups does not matter.
-export async function commitWrites (pool: pg.Pool, writes: readonly PlantWrite[]): Promise<WriteResult[]> {
-  if (writes.every((write) => write.kind === 'create')) return insertOrCompare(pool, writes.map(plantOf))
+// deletes, or whose changes owe webhooks, is one transaction, in which the writes of each id run
+// in arrival order: the ids that are only created share that insert, those only deleted once
+// share one delete, and an id with both runs its writes one by one. Writes of different ids are
+// independent, so their order between groups does not matter. The webhooks' messages of what it
+// created and deleted are written last, in the same transaction.
+export async function commitWrites (pool: pg.Pool, writes: readonly PlantWrite[], outbox: Outbox): Promise<WriteResult[]> {
+  const onlyCreates = writes.every((write) => write.kind === 'create')
+  if (onlyCreates && !outbox.wants('plant-created')) return insertOrCompare(pool, writes.map(plantOf))
+  const committedAt = Date.now()
   return marked(() => inTransaction(pool, async (client) => {
     const results: WriteResult[] = []
+    const deletedDocuments = new Map<string, string>()
     const byId = new Map<bigint, number[]>()
     writes.forEach((write, index) => byId.set(idOf(write), [...(byId.get(idOf(write)) ?? []), index]))
     const onlyCreated: number[] = []
@@ -56,13 +69,48 @@ export async function commitWrites (pool: pg.Pool, writes: readonly PlantWrite[]
     }
     const created = await insertOrCompare(client, onlyCreated.map((index) => plantOf(writes[index]!)))
     onlyCreated.forEach((index, position) => { results[index] = created[position]! })
-    const deleted = await deleteAll(client, deletedOnce.map((index) => idOf(writes[index]!)))
+    const deleted = await deleteAll(client, deletedOnce.map((index) => idOf(writes[index]!)), deletedDocuments)
     deletedOnce.forEach((index, position) => { results[index] = deleted[position]! })
+    const messages: OutboxMessage[] = []
     for (const indexes of mixed) {
-      for (const index of indexes) results[index] = await commitOne(client, writes[index]!)
+      for (const index of indexes) {
+        results[index] = await commitOne(client, writes[index]!, deletedDocuments)
+        // Told at once: a later delete of the id in the batch replaces the document it removed.
+        messages.push(...messagesOf(outbox, writes[index]!, results[index]!, deletedDocuments, committedAt))
+      }
     }
+    const mixedIndexes = new Set(mixed.flat())
+    writes.forEach((write, index) => {
+      if (!mixedIndexes.has(index)) messages.push(...messagesOf(outbox, write, results[index]!, deletedDocuments, committedAt))
+    })
+    await writeMessages(client, messages, committedAt)
     return results
   }))
+}
+
+// The messages a committed write sends.
+function messagesOf (
+  outbox: Outbox, write: PlantWrite, result: WriteResult, deletedDocuments: ReadonlyMap<string, string>, committedAt: number
+): readonly OutboxMessage[] {
+  const traceparent = write.context?.traceparent
+  if (write.kind === 'create') {
+    return result === 'created' ? outbox.messagesOf('plant-created', write.plant, committedAt, traceparent) : []
+  }
+  const document = deletedDocuments.get(write.id.toString())
+  if (result !== 'deleted' || document === undefined) return []
+  return outbox.messagesOf('plant-deleted', { id: write.id, document: canonicalJson(parseJsonExactly(document)) }, committedAt, traceparent)
+}
+
+async function writeMessages (client: Queryable, messages: readonly OutboxMessage[], committedAt: number): Promise<void> {
+  if (messages.length === 0) return
+  await client.query(insertMessages, [
+    messages.map(({ messageId }) => messageId),
+    messages.map(({ event }) => event),
+    messages.map(({ body }) => body),
+    messages.map(({ traceparent }) => traceparent ?? null),
+    messages.map(({ dueAt }) => dueAt.toString()),
+    committedAt.toString(),
+  ])
 }
 
 // The first create of each id goes into the insert; a later create of the same id in the batch
@@ -105,16 +153,18 @@ async function runBatchStatement (client: Queryable, plants: readonly PlantRow[]
   return rows.map(({ id }) => id)
 }
 
-async function deleteAll (client: Queryable, ids: readonly bigint[]): Promise<WriteResult[]> {
+// The documents of the plants deleted go into deletedDocuments, for their webhooks.
+async function deleteAll (client: Queryable, ids: readonly bigint[], deletedDocuments: Map<string, string>): Promise<WriteResult[]> {
   if (ids.length === 0) return []
-  const { rows } = await client.query<{ id: string }>(deletePlants, [ids.map(String)])
+  const { rows } = await client.query<{ id: string, document: string }>(deletePlants, [ids.map(String)])
+  for (const { id, document } of rows) deletedDocuments.set(id, document)
   const deleted = new Set(rows.map(({ id }) => id))
   return ids.map((id) => deleted.has(id.toString()) ? 'deleted' : 'absent')
 }
 
 // One write alone, inside the batch's transaction, after the writes of its id before it.
-async function commitOne (client: Queryable, write: PlantWrite): Promise<WriteResult> {
-  if (write.kind === 'delete') return (await deleteAll(client, [write.id]))[0]!
+async function commitOne (client: Queryable, write: PlantWrite, deletedDocuments: Map<string, string>): Promise<WriteResult> {
+  if (write.kind === 'delete') return (await deleteAll(client, [write.id], deletedDocuments))[0]!
   return (await insertOrCompare(client, [write.plant]))[0]!
 }
 

@@ -9,12 +9,15 @@ import type { BatchObserver } from '../batch-observer.js'
 import { BatchedReads } from '../batched-reads.js'
 import { BatchedWrites } from '../batched-writes.js'
 import { applyMigrations, type MigrationReport } from '../migrations.js'
+import { noOutbox, type Outbox, type WriteContext } from '../outbox.js'
 import type { CreatePlantOutcome, PlantPage, PlantRow, PlantStore } from '../plant-store.js'
+import type { WebhookStore } from '../webhook-store.js'
 import { StoreUnavailableError, translateStoreError } from '../store-errors.js'
 import { PostgresApiTokenStore } from './postgres-api-token-store.js'
 import { commitWrites, isRefusedByBatchStatement, undefinedTable } from './postgres-batch.js'
 import { isTransientPostgresError } from './postgres-errors.js'
 import { postgresMigrationConnection } from './postgres-migrations.js'
+import { PostgresWebhookStore } from './postgres-webhook-store.js'
 
 export interface PostgresPlantStoreOptions {
   // A postgres:// URL; `?options=-c search_path=<schema>` puts the tables in a schema of their own.
@@ -48,7 +51,9 @@ const sessionSettings = ['-c synchronous_commit=on', '-c default_transaction_iso
 
 export class PostgresPlantStore implements PlantStore {
   readonly apiTokens: ApiTokenStore
+  readonly webhooks: WebhookStore
   readonly description: string
+  private outbox: Outbox = noOutbox
   private readonly connection: pg.ClientConfig
   private readonly statementTimeoutMs: number
   private readonly pool: pg.Pool
@@ -98,11 +103,12 @@ export class PostgresPlantStore implements PlantStore {
     // Without a listener, an idle connection that breaks would crash the process.
     this.pool.on('error', (error) => onIdleConnectionError?.(error))
     this.writes = new BatchedWrites(
-      async (writes) => this.translateErrors(() => this.onMigratedTables(() => commitWrites(this.pool, writes))),
+      async (writes) => this.translateErrors(() => this.onMigratedTables(() => commitWrites(this.pool, writes, this.outbox))),
       isRefusedByBatchStatement,
       batchObserver
     )
     this.apiTokens = new PostgresApiTokenStore(async (query) => this.runQuery(query))
+    this.webhooks = new PostgresWebhookStore(async (query) => this.runQuery(query))
     this.reads = new BatchedReads(async (ids) => {
       const { rows } = await this.runQuery<{ id: string, document: string }>({ text: selectDocuments, values: [ids.map(String)] })
       const documents = new Map(rows.map(({ id, document }) => [id, document]))
@@ -110,12 +116,16 @@ export class PostgresPlantStore implements PlantStore {
     })
   }
 
-  async createPlant (plant: PlantRow): Promise<CreatePlantOutcome> {
-    return this.writes.create(plant)
+  async createPlant (plant: PlantRow, context?: WriteContext): Promise<CreatePlantOutcome> {
+    return this.writes.create(plant, context)
   }
 
-  async deletePlant (id: bigint): Promise<boolean> {
-    return this.writes.delete(id)
+  async deletePlant (id: bigint, context?: WriteContext): Promise<boolean> {
+    return this.writes.delete(id, context)
+  }
+
+  useOutbox (outbox: Outbox): void {
+    this.outbox = outbox
   }
 
   // jsonb keeps a document its own way (its keys by length, spaces after colons): it is answered

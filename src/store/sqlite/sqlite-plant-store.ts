@@ -5,11 +5,14 @@ import type { BatchObserver } from '../batch-observer.js'
 import { BatchedReads } from '../batched-reads.js'
 import { BatchedWrites, compareWithStored, type PlantWrite, type WriteResult } from '../batched-writes.js'
 import { applyMigrations, type MigrationReport } from '../migrations.js'
+import { noOutbox, type Outbox, type OutboxMessage, type PlantChange, type WriteContext } from '../outbox.js'
 import type { CreatePlantOutcome, PlantPage, PlantRow, PlantStore } from '../plant-store.js'
+import type { WebhookStore } from '../webhook-store.js'
 import { StoreUnavailableError, translateStoreError } from '../store-errors.js'
 import { SqliteApiTokenStore } from './sqlite-api-token-store.js'
 import { Database, SqliteError } from './sqlite-driver.js'
 import { sqliteMigrationConnection } from './sqlite-migrations.js'
+import { SqliteWebhookStore } from './sqlite-webhook-store.js'
 
 export interface SqlitePlantStoreOptions {
   readonly filename: string
@@ -45,6 +48,8 @@ async function openDatabase (filename: string, busyTimeoutMs: number): Promise<{
 
 export class SqlitePlantStore implements PlantStore {
   readonly apiTokens: ApiTokenStore
+  readonly webhooks: WebhookStore
+  private outbox: Outbox = noOutbox
   private readonly writes: BatchedWrites
   private readonly readMigrationVersion: () => unknown
   private readonly reads: BatchedReads<bigint, string | undefined>
@@ -62,7 +67,18 @@ export class SqlitePlantStore implements PlantStore {
     batchObserver: BatchObserver | undefined
   ) {
     const insert = database.prepare('INSERT INTO plants (id, document) VALUES (?, ?) ON CONFLICT (id) DO NOTHING')
-    const remove = database.prepare('DELETE FROM plants WHERE id = ?')
+    const remove = database.prepare<[bigint], string>('DELETE FROM plants WHERE id = ? RETURNING document').pluck()
+    // A message for every enabled endpoint subscribed to its event (events NULL: every one).
+    const insertMessage = database.prepare(`INSERT INTO webhook_messages
+        (endpoint_id, message_id, event, body, traceparent, committed_at, next_attempt_at)
+      SELECT id, ?, ?, ?, ?, ?, ? FROM webhook_endpoints
+      WHERE disabled_at IS NULL AND (events IS NULL OR EXISTS (SELECT 1 FROM json_each(events) WHERE value = ?))`)
+    const recordChange = (change: PlantChange, plant: PlantRow, committedAt: number, context: WriteContext | undefined): void => {
+      const messages: readonly OutboxMessage[] = this.outbox.messagesOf(change, plant, committedAt, context?.traceparent)
+      for (const { messageId, event, body, traceparent, dueAt } of messages) {
+        insertMessage.run(messageId, event, body, traceparent ?? null, committedAt, dueAt, event)
+      }
+    }
     const selectDocument = database.prepare<[bigint], string>('SELECT document FROM plants WHERE id = ?').pluck()
     // The id is the table's rowid: a page is a range of its B-tree, found without a scan.
     const selectFirstPage = database.prepare<[number], PlantRow>('SELECT id, document FROM plants ORDER BY id LIMIT ?')
@@ -71,9 +87,18 @@ export class SqlitePlantStore implements PlantStore {
     // same batch left; a create inserts first and compares only when the id was taken. The whole
     // batch is one IMMEDIATE transaction (one fsync): no other writer can slip in between, in
     // this process or another on the same file, and a failure leaves none of it written.
-    const commitWrite = (write: PlantWrite): WriteResult => {
-      if (write.kind === 'delete') return remove.run(write.id).changes === 1 ? 'deleted' : 'absent'
-      if (insert.run(write.plant.id, write.plant.document).changes === 1) return 'created'
+    // The webhooks' messages of a change are written with it, in the batch's transaction.
+    const commitWrite = (write: PlantWrite, committedAt: number): WriteResult => {
+      if (write.kind === 'delete') {
+        const document = remove.get(write.id)
+        if (document === undefined) return 'absent'
+        recordChange('plant-deleted', { id: write.id, document }, committedAt, write.context)
+        return 'deleted'
+      }
+      if (insert.run(write.plant.id, write.plant.document).changes === 1) {
+        recordChange('plant-created', write.plant, committedAt, write.context)
+        return 'created'
+      }
       return compareWithStored(write.plant, selectDocument.get(write.plant.id))
     }
     // A batch of one is read alone; more share one read transaction, so one snapshot.
@@ -83,7 +108,10 @@ export class SqlitePlantStore implements PlantStore {
       return this.translateErrors(() => ids.length === 1 ? [selectDocument.get(ids[0]!)] : readDocuments(ids))
     })
     this.readPage = (after, count) => after === undefined ? selectFirstPage.all(count) : selectPageAfter.all(after, count)
-    const commitWrites = database.transaction((writes: readonly PlantWrite[]) => writes.map(commitWrite))
+    const commitWrites = database.transaction((writes: readonly PlantWrite[]) => {
+      const committedAt = Date.now()
+      return writes.map((write) => commitWrite(write, committedAt))
+    })
     // A failed transaction was rolled back whole. "Busy" or "disk full" is the store's state,
     // the same for every write in the batch; anything else may be one write's own.
     this.writes = new BatchedWrites(async (writes) => this.translateErrors(() => {
@@ -97,14 +125,19 @@ export class SqlitePlantStore implements PlantStore {
     const readUnderWriteLock = database.transaction(() => migrationVersion.get())
     this.readMigrationVersion = () => readUnderWriteLock.immediate()
     this.apiTokens = new SqliteApiTokenStore(database, (statement) => this.runTokenStatement(statement))
+    this.webhooks = new SqliteWebhookStore(database, (statement) => this.runTokenStatement(statement))
   }
 
-  async createPlant (plant: PlantRow): Promise<CreatePlantOutcome> {
-    return this.writes.create(plant)
+  async createPlant (plant: PlantRow, context?: WriteContext): Promise<CreatePlantOutcome> {
+    return this.writes.create(plant, context)
   }
 
-  async deletePlant (id: bigint): Promise<boolean> {
-    return this.writes.delete(id)
+  async deletePlant (id: bigint, context?: WriteContext): Promise<boolean> {
+    return this.writes.delete(id, context)
+  }
+
+  useOutbox (outbox: Outbox): void {
+    this.outbox = outbox
   }
 
   async getPlant (id: bigint): Promise<PlantRow | undefined> {
@@ -130,7 +163,7 @@ export class SqlitePlantStore implements PlantStore {
     this.database.close()
   }
 
-  // A token statement runs in autocommit. In a transaction left open by a failed rollback its
+  // A token or webhook statement runs in autocommit. In a transaction left open by a failed rollback its
   // write would stay uncommitted, so then it is refused, as a batch of creates is.
   private runTokenStatement<T> (statement: () => T): T {
     if (!this.database.open || this.database.inTransaction) throw new StoreUnavailableError(1)

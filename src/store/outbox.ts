@@ -1,0 +1,36 @@
+import type { PlantRow } from './plant-row.js'
+
+// A change the store commits that a webhook may tell of (openapi.yaml's `x-sent-when`).
+export const plantChanges = ['plant-created', 'plant-deleted'] as const
+export type PlantChange = (typeof plantChanges)[number]
+
+// One message, as the outbox keeps it until every endpoint subscribed to its event has it.
+export interface OutboxMessage {
+  // `msg_` and 32 hex digits: the webhook-id of every attempt, to every endpoint.
+  readonly messageId: string
+  // The webhook's name in openapi.yaml.
+  readonly event: string
+  // The body, written once, so that every attempt sends the same bytes.
+  readonly body: string
+  readonly traceparent: string | undefined
+  // When its first attempt is due.
+  readonly dueAt: number
+}
+
+// What the webhooks ask of the store's writes (src/webhooks/): the messages a committed change
+// sends, written in the same transaction as the change (a transactional outbox). The store joins
+// each with the enabled endpoints subscribed to its event at commit. None when no endpoint is
+// subscribed, which costs a create nothing.
+export interface Outbox {
+  // Whether any endpoint may be owed a message of the change: when not, the store writes none.
+  wants (change: PlantChange): boolean
+  messagesOf (change: PlantChange, plant: PlantRow, committedAt: number, traceparent: string | undefined): readonly OutboxMessage[]
+}
+
+export const noOutbox: Outbox = { wants: () => false, messagesOf: () => [] }
+
+// What a write carries besides the plant: the trace of the request that made it, sent on with
+// its webhooks.
+export interface WriteContext {
+  readonly traceparent?: string | undefined
+}

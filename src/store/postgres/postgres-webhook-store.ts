@@ -1,0 +1,168 @@
+import type {
+  DueWebhookMessage, LeasedWebhookEndpoint, NewWebhookEndpointRow, WebhookEndpointSummary, WebhookStore,
+} from '../webhook-store.js'
+import type { RunPostgresQuery } from './postgres-api-token-store.js'
+
+// bigint columns come back as decimal text; every time here is well inside 2^53 milliseconds.
+type Bigint = string
+
+interface EndpointRecord {
+  id: string
+  url: string
+  events: string[] | null
+  created_at: Bigint
+  disabled_at: Bigint | null
+  disabled_reason: string | null
+  last_failure_at: Bigint | null
+  last_failure_reason: string | null
+  pending: Bigint
+  failed: Bigint
+}
+
+interface LeaseRecord {
+  id: string
+  url: string
+  secret: string
+  previous_secret: string | null
+  previous_secret_until: Bigint | null
+  failing_since: Bigint | null
+}
+
+interface MessageRecord {
+  seq: Bigint
+  message_id: string
+  event: string
+  body: string
+  traceparent: string | null
+  committed_at: Bigint
+  attempts: number
+}
+
+const numberOrNull = (value: Bigint | null): number | null => value === null ? null : Number(value)
+
+const selectEndpoints = `SELECT e.id, e.url, e.events, e.created_at, e.disabled_at, e.disabled_reason,
+    e.last_failure_at, e.last_failure_reason,
+    (SELECT count(*) FROM webhook_messages m WHERE m.endpoint_id = e.id AND m.next_attempt_at IS NOT NULL) AS pending,
+    (SELECT count(*) FROM webhook_messages m WHERE m.endpoint_id = e.id AND m.next_attempt_at IS NULL) AS failed
+  FROM webhook_endpoints e ORDER BY e.created_at, e.id`
+// One statement, so that two instances renewing at once cannot both take an endpoint: the row
+// lock makes the second re-check the condition against the first's lease.
+const leaseEndpoints = `UPDATE webhook_endpoints SET lease_owner = $1, lease_until = $2
+  WHERE disabled_at IS NULL AND (lease_owner = $1 OR lease_until IS NULL OR lease_until < $3)
+  RETURNING id, url, secret, previous_secret, previous_secret_until, failing_since`
+const selectDue = `SELECT seq, message_id, event, body, traceparent, committed_at, attempts
+  FROM webhook_messages WHERE endpoint_id = $1 AND next_attempt_at <= $2 ORDER BY next_attempt_at, seq LIMIT $3`
+// The endpoint's messages go with it, in the same statement.
+const deleteEndpoint = `WITH messages AS (DELETE FROM webhook_messages WHERE endpoint_id = $1)
+  DELETE FROM webhook_endpoints WHERE id = $1 RETURNING id`
+
+// The endpoints and their outbox in PostgreSQL; every statement runs in autocommit on the pool.
+export class PostgresWebhookStore implements WebhookStore {
+  constructor (private readonly runQuery: RunPostgresQuery) {}
+
+  async createEndpoint ({ id, url, events, secret, createdAt }: NewWebhookEndpointRow): Promise<void> {
+    await this.runQuery({
+      text: 'INSERT INTO webhook_endpoints (id, url, events, secret, created_at) VALUES ($1, $2, $3, $4, $5)',
+      values: [id, url, events, secret, createdAt],
+    })
+  }
+
+  async listEndpoints (): Promise<WebhookEndpointSummary[]> {
+    const { rows } = await this.runQuery<EndpointRecord>({ text: selectEndpoints })
+    return rows.map((record) => ({
+      id: record.id,
+      url: record.url,
+      events: record.events,
+      createdAt: Number(record.created_at),
+      disabledAt: numberOrNull(record.disabled_at),
+      disabledReason: record.disabled_reason,
+      lastFailureAt: numberOrNull(record.last_failure_at),
+      lastFailureReason: record.last_failure_reason,
+      pendingMessages: Number(record.pending),
+      failedMessages: Number(record.failed),
+    }))
+  }
+
+  async deleteEndpoint (id: string): Promise<boolean> {
+    const { rowCount } = await this.runQuery({ text: deleteEndpoint, values: [id] })
+    return rowCount === 1
+  }
+
+  async rotateSecret (id: string, secret: string, previousSecretUntil: number): Promise<boolean> {
+    const { rowCount } = await this.runQuery({
+      text: 'UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_until = $1, secret = $2 WHERE id = $3',
+      values: [previousSecretUntil, secret, id],
+    })
+    return rowCount === 1
+  }
+
+  async subscriptions (): Promise<ReadonlyArray<readonly string[] | null>> {
+    const { rows } = await this.runQuery<{ events: string[] | null }>({
+      name: 'select-webhook-subscriptions',
+      text: 'SELECT events FROM webhook_endpoints WHERE disabled_at IS NULL',
+    })
+    return rows.map(({ events }) => events)
+  }
+
+  async leaseEndpoints (owner: string, now: number, until: number): Promise<LeasedWebhookEndpoint[]> {
+    const { rows } = await this.runQuery<LeaseRecord>({ text: leaseEndpoints, values: [owner, until, now] })
+    return rows.map((record) => ({
+      id: record.id,
+      url: record.url,
+      secret: record.secret,
+      previousSecret: record.previous_secret,
+      previousSecretUntil: numberOrNull(record.previous_secret_until),
+      failingSince: numberOrNull(record.failing_since),
+    }))
+  }
+
+  async releaseEndpoints (owner: string): Promise<void> {
+    await this.runQuery({ text: 'UPDATE webhook_endpoints SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = $1', values: [owner] })
+  }
+
+  async dueMessages (endpointId: string, now: number, limit: number): Promise<DueWebhookMessage[]> {
+    const { rows } = await this.runQuery<MessageRecord>({ name: 'select-due-webhook-messages', text: selectDue, values: [endpointId, now, limit] })
+    return rows.map((record) => ({
+      seq: Number(record.seq),
+      messageId: record.message_id,
+      event: record.event,
+      body: record.body,
+      traceparent: record.traceparent,
+      committedAt: Number(record.committed_at),
+      attempts: record.attempts,
+    }))
+  }
+
+  async deleteMessages (seqs: readonly number[]): Promise<void> {
+    if (seqs.length === 0) return
+    await this.runQuery({ name: 'delete-webhook-messages', text: 'DELETE FROM webhook_messages WHERE seq = ANY($1::bigint[])', values: [seqs] })
+  }
+
+  async rescheduleMessage (seq: number, attempts: number, nextAttemptAt: number | null): Promise<void> {
+    await this.runQuery({ text: 'UPDATE webhook_messages SET attempts = $1, next_attempt_at = $2 WHERE seq = $3', values: [attempts, nextAttemptAt, seq] })
+  }
+
+  async recordFailure (endpointId: string, at: number, reason: string): Promise<void> {
+    await this.runQuery({
+      text: `UPDATE webhook_endpoints SET last_failure_at = $1, last_failure_reason = $2,
+               failing_since = coalesce(failing_since, $1) WHERE id = $3`,
+      values: [at, reason, endpointId],
+    })
+  }
+
+  async recordSuccess (endpointId: string): Promise<void> {
+    await this.runQuery({ text: 'UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL', values: [endpointId] })
+  }
+
+  async disableEndpoint (endpointId: string, at: number, reason: string): Promise<void> {
+    await this.runQuery({
+      text: 'UPDATE webhook_endpoints SET disabled_at = $1, disabled_reason = $2, lease_owner = NULL, lease_until = NULL WHERE id = $3',
+      values: [at, reason, endpointId],
+    })
+  }
+
+  async pendingMessages (): Promise<number> {
+    const { rows } = await this.runQuery<{ count: Bigint }>({ text: 'SELECT count(*) FROM webhook_messages WHERE next_attempt_at IS NOT NULL' })
+    return Number(rows[0]?.count ?? 0)
+  }
+}

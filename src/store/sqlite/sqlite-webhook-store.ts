@@ -1,0 +1,170 @@
+import type {
+  DueWebhookMessage, LeasedWebhookEndpoint, NewWebhookEndpointRow, WebhookEndpointSummary, WebhookStore,
+} from '../webhook-store.js'
+import type { Transaction } from 'better-sqlite3'
+import type { Database } from './sqlite-driver.js'
+
+type RunStatement = <T>(statement: () => T) => T
+
+interface EndpointRecord {
+  id: string
+  url: string
+  events: string | null
+  created_at: bigint
+  disabled_at: bigint | null
+  disabled_reason: string | null
+  last_failure_at: bigint | null
+  last_failure_reason: string | null
+  pending: bigint
+  failed: bigint
+}
+
+interface LeaseRecord {
+  id: string
+  url: string
+  secret: string
+  previous_secret: string | null
+  previous_secret_until: bigint | null
+  failing_since: bigint | null
+}
+
+interface MessageRecord {
+  seq: bigint
+  message_id: string
+  event: string
+  body: string
+  traceparent: string | null
+  committed_at: bigint
+  attempts: bigint
+}
+
+const numberOrNull = (value: bigint | null): number | null => value === null ? null : Number(value)
+
+// The endpoints and their outbox in the SQLite file; each statement runs in autocommit, as the
+// token store's do. Several processes on one file share the endpoints' leases through it.
+export class SqliteWebhookStore implements WebhookStore {
+  private readonly statements
+
+  constructor (database: Database, private readonly run: RunStatement) {
+    this.statements = {
+      insertEndpoint: database.prepare('INSERT INTO webhook_endpoints (id, url, events, secret, created_at) VALUES (?, ?, ?, ?, ?)'),
+      selectEndpoints: database.prepare<[], EndpointRecord>(`SELECT e.id, e.url, e.events, e.created_at, e.disabled_at, e.disabled_reason,
+          e.last_failure_at, e.last_failure_reason,
+          (SELECT count(*) FROM webhook_messages m WHERE m.endpoint_id = e.id AND m.next_attempt_at IS NOT NULL) AS pending,
+          (SELECT count(*) FROM webhook_messages m WHERE m.endpoint_id = e.id AND m.next_attempt_at IS NULL) AS failed
+        FROM webhook_endpoints e ORDER BY e.created_at, e.id`),
+      deleteEndpoint: database.prepare('DELETE FROM webhook_endpoints WHERE id = ?'),
+      deleteEndpointMessages: database.prepare('DELETE FROM webhook_messages WHERE endpoint_id = ?'),
+      rotateSecret: database.prepare(`UPDATE webhook_endpoints
+        SET previous_secret = secret, previous_secret_until = ?, secret = ? WHERE id = ?`),
+      selectSubscriptions: database.prepare<[], string | null>('SELECT events FROM webhook_endpoints WHERE disabled_at IS NULL').pluck(),
+      lease: database.prepare<[string, bigint, string, bigint], LeaseRecord>(`UPDATE webhook_endpoints SET lease_owner = ?, lease_until = ?
+        WHERE disabled_at IS NULL AND (lease_owner = ? OR lease_until IS NULL OR lease_until < ?)
+        RETURNING id, url, secret, previous_secret, previous_secret_until, failing_since`),
+      release: database.prepare('UPDATE webhook_endpoints SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ?'),
+      selectDue: database.prepare<[string, bigint, number], MessageRecord>(`SELECT seq, message_id, event, body, traceparent, committed_at, attempts
+        FROM webhook_messages WHERE endpoint_id = ? AND next_attempt_at <= ? ORDER BY next_attempt_at, seq LIMIT ?`),
+      deleteMessage: database.prepare('DELETE FROM webhook_messages WHERE seq = ?'),
+      reschedule: database.prepare('UPDATE webhook_messages SET attempts = ?, next_attempt_at = ? WHERE seq = ?'),
+      recordFailure: database.prepare(`UPDATE webhook_endpoints
+        SET last_failure_at = ?, last_failure_reason = ?, failing_since = coalesce(failing_since, ?) WHERE id = ?`),
+      recordSuccess: database.prepare('UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL'),
+      disable: database.prepare('UPDATE webhook_endpoints SET disabled_at = ?, disabled_reason = ?, lease_owner = NULL, lease_until = NULL WHERE id = ?'),
+      countPending: database.prepare<[], bigint>('SELECT count(*) FROM webhook_messages WHERE next_attempt_at IS NOT NULL').pluck(),
+    }
+    const { deleteEndpoint, deleteEndpointMessages, deleteMessage } = this.statements
+    this.deleteEndpointAndMessages = database.transaction((id: string) => {
+      deleteEndpointMessages.run(id)
+      return deleteEndpoint.run(id).changes === 1
+    })
+    this.deleteDelivered = database.transaction((seqs: readonly number[]) => {
+      for (const seq of seqs) deleteMessage.run(seq)
+    })
+  }
+
+  private readonly deleteEndpointAndMessages: Transaction<(id: string) => boolean>
+  private readonly deleteDelivered: (seqs: readonly number[]) => void
+
+  async createEndpoint ({ id, url, events, secret, createdAt }: NewWebhookEndpointRow): Promise<void> {
+    this.run(() => this.statements.insertEndpoint.run(id, url, events === null ? null : JSON.stringify(events), secret, createdAt))
+  }
+
+  async listEndpoints (): Promise<WebhookEndpointSummary[]> {
+    return this.run(() => this.statements.selectEndpoints.all()).map((record) => ({
+      id: record.id,
+      url: record.url,
+      events: record.events === null ? null : JSON.parse(record.events) as string[],
+      createdAt: Number(record.created_at),
+      disabledAt: numberOrNull(record.disabled_at),
+      disabledReason: record.disabled_reason,
+      lastFailureAt: numberOrNull(record.last_failure_at),
+      lastFailureReason: record.last_failure_reason,
+      pendingMessages: Number(record.pending),
+      failedMessages: Number(record.failed),
+    }))
+  }
+
+  async deleteEndpoint (id: string): Promise<boolean> {
+    return this.run(() => this.deleteEndpointAndMessages.immediate(id))
+  }
+
+  async rotateSecret (id: string, secret: string, previousSecretUntil: number): Promise<boolean> {
+    return this.run(() => this.statements.rotateSecret.run(previousSecretUntil, secret, id).changes === 1)
+  }
+
+  async subscriptions (): Promise<ReadonlyArray<readonly string[] | null>> {
+    return this.run(() => this.statements.selectSubscriptions.all())
+      .map((events) => events === null ? null : JSON.parse(events) as string[])
+  }
+
+  async leaseEndpoints (owner: string, now: number, until: number): Promise<LeasedWebhookEndpoint[]> {
+    return this.run(() => this.statements.lease.all(owner, BigInt(until), owner, BigInt(now))).map((record) => ({
+      id: record.id,
+      url: record.url,
+      secret: record.secret,
+      previousSecret: record.previous_secret,
+      previousSecretUntil: numberOrNull(record.previous_secret_until),
+      failingSince: numberOrNull(record.failing_since),
+    }))
+  }
+
+  async releaseEndpoints (owner: string): Promise<void> {
+    this.run(() => this.statements.release.run(owner))
+  }
+
+  async dueMessages (endpointId: string, now: number, limit: number): Promise<DueWebhookMessage[]> {
+    return this.run(() => this.statements.selectDue.all(endpointId, BigInt(now), limit)).map((record) => ({
+      seq: Number(record.seq),
+      messageId: record.message_id,
+      event: record.event,
+      body: record.body,
+      traceparent: record.traceparent,
+      committedAt: Number(record.committed_at),
+      attempts: Number(record.attempts),
+    }))
+  }
+
+  async deleteMessages (seqs: readonly number[]): Promise<void> {
+    if (seqs.length > 0) this.run(() => this.deleteDelivered(seqs))
+  }
+
+  async rescheduleMessage (seq: number, attempts: number, nextAttemptAt: number | null): Promise<void> {
+    this.run(() => this.statements.reschedule.run(attempts, nextAttemptAt, seq))
+  }
+
+  async recordFailure (endpointId: string, at: number, reason: string): Promise<void> {
+    this.run(() => this.statements.recordFailure.run(at, reason, at, endpointId))
+  }
+
+  async recordSuccess (endpointId: string): Promise<void> {
+    this.run(() => this.statements.recordSuccess.run(endpointId))
+  }
+
+  async disableEndpoint (endpointId: string, at: number, reason: string): Promise<void> {
+    this.run(() => this.statements.disable.run(at, reason, endpointId))
+  }
+
+  async pendingMessages (): Promise<number> {
+    return Number(this.run(() => this.statements.countPending.get()))
+  }
+}

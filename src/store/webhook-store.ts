@@ -1,0 +1,77 @@
+// The webhook endpoints consumers register and the messages each is owed, in the plants'
+// database (src/store/migrations.ts, version 5). Times are milliseconds since the Unix epoch.
+// Every backend implements this and passes the shared suite in test/store/.
+
+export interface NewWebhookEndpointRow {
+  readonly id: string
+  readonly url: string
+  // null: every webhook, those added to openapi.yaml later included.
+  readonly events: readonly string[] | null
+  readonly secret: string
+  readonly createdAt: number
+}
+
+// An endpoint as listed: never its secrets.
+export interface WebhookEndpointSummary {
+  readonly id: string
+  readonly url: string
+  readonly events: readonly string[] | null
+  readonly createdAt: number
+  readonly disabledAt: number | null
+  readonly disabledReason: string | null
+  readonly lastFailureAt: number | null
+  readonly lastFailureReason: string | null
+  readonly pendingMessages: number
+  readonly failedMessages: number
+}
+
+// An endpoint whose messages this instance delivers while its lease lasts.
+export interface LeasedWebhookEndpoint {
+  readonly id: string
+  readonly url: string
+  readonly secret: string
+  // The secret before the last rotation, which also signs until previousSecretUntil.
+  readonly previousSecret: string | null
+  readonly previousSecretUntil: number | null
+  // Since when every attempt has failed; null while the last one succeeded.
+  readonly failingSince: number | null
+}
+
+export interface DueWebhookMessage {
+  readonly seq: number
+  readonly messageId: string
+  readonly event: string
+  readonly body: string
+  readonly traceparent: string | null
+  readonly committedAt: number
+  // The attempts made so far.
+  readonly attempts: number
+}
+
+export interface WebhookStore {
+  createEndpoint (endpoint: NewWebhookEndpointRow): Promise<void>
+  // Oldest first.
+  listEndpoints (): Promise<WebhookEndpointSummary[]>
+  // Deletes the endpoint and the messages it is owed; false when there was none.
+  deleteEndpoint (id: string): Promise<boolean>
+  // false when there is no such endpoint.
+  rotateSecret (id: string, secret: string, previousSecretUntil: number): Promise<boolean>
+  // The events each enabled endpoint is subscribed to (null: every one).
+  subscriptions (): Promise<ReadonlyArray<readonly string[] | null>>
+  // Takes or renews the lease of every enabled endpoint no other instance holds, until `until`,
+  // and answers those `owner` now holds, as they are now (a rotated secret included).
+  leaseEndpoints (owner: string, now: number, until: number): Promise<LeasedWebhookEndpoint[]>
+  releaseEndpoints (owner: string): Promise<void>
+  // Up to `limit` messages of the endpoint due by `now`, the earliest due first.
+  dueMessages (endpointId: string, now: number, limit: number): Promise<DueWebhookMessage[]>
+  // The messages delivered.
+  deleteMessages (seqs: readonly number[]): Promise<void>
+  // A failed attempt: the message is due again at nextAttemptAt, or failed for good (null).
+  rescheduleMessage (seq: number, attempts: number, nextAttemptAt: number | null): Promise<void>
+  // The endpoint's last failure, and since when it fails (kept from the first failure on).
+  recordFailure (endpointId: string, at: number, reason: string): Promise<void>
+  recordSuccess (endpointId: string): Promise<void>
+  disableEndpoint (endpointId: string, at: number, reason: string): Promise<void>
+  // Messages waiting for an attempt, over every endpoint.
+  pendingMessages (): Promise<number>
+}
