@@ -5,7 +5,7 @@ const layers = [
   ['entry points (they read the environment and start things)', '^src/(server|migrate|token-cli|startup-summary)[.]ts$|^src/(cli|mock)/'],
   ['the app (wiring: Fastify, its plugins, the request path)', '^src/(app|fastify-options|request-path)[.]ts$|^src/plugins/'],
   ['the handlers', '^src/handlers/'],
-  ['what the request path is made of', '^src/(auth|rate-limit|observability|http|api-reference)/'],
+  ['what the request path is made of', '^src/(auth|rate-limit|observability|http|api-reference|webhooks)/'],
   ['the spec', '^src/spec/'],
   ['the store', '^src/store/'],
   ['the base (settings, error codes, exact int64, JSON)', '^src/(config|errors|int64|json)/'],

@@ -87,6 +87,80 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description Answers every registered endpoint, oldest first, with its state and how many of its
+         *     messages wait or have failed for good. A secret is never answered here.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Register a webhook endpoint
+         * @description Registers a URL to receive the events `events` names (every one of this document's
+         *     `webhooks` when it is left out, those added later included). The `201` answers the
+         *     endpoint's signing secret, which is never shown again: keep it to verify what the
+         *     endpoint receives. The endpoint receives every change committed after this answer, on
+         *     every instance within seconds. Its `url` must be `https://`, on a host that resolves
+         *     only to public addresses (checked now and again at each connection; `400` with `40008`
+         *     otherwise).
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Deletes the endpoint: nothing more is sent to it, on any instance, within seconds, and
+         *     the messages it was still owed are dropped.
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint's secret
+         * @description Gives the endpoint a new secret, answered this once. For 24 hours every message is signed
+         *     with both the new and the previous secret (two signatures in `webhook-signature`), so the
+         *     receiver can switch to the new one at its own pace; then only the new one signs.
+         */
+        post: operations["rotateWebhookEndpointSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -234,7 +308,122 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    newPlant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A new plant was added to the store
+         * @description Sent when a create stores a new plant. A replay of a create that stored the same plant
+         *     before, a create answered `409` and a refused request send nothing.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The message's id: the same on every attempt to deliver it (and to every endpoint it is
+                     *     sent to), so that a receiver that has handled it once can skip it.
+                     * @example msg_2c5e1a0f9d7b4e3a8c6f1b2d3e4f5a6b
+                     */
+                    "webhook-id": components["parameters"]["WebhookIdHeader"];
+                    /**
+                     * @description When this attempt was sent, in whole seconds since the Unix epoch (signed with the body).
+                     * @example 1795600800
+                     */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                    /**
+                     * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with
+                     *     the bytes the endpoint's secret encodes after `whsec_`; for 24 hours after a rotation, a
+                     *     second signature with the previous secret follows, separated by a space.
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            /** @description The plant just stored. */
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["NewPlantEvent"];
+                };
+            };
+            responses: {
+                200: components["responses"]["WebhookReceived"];
+                410: components["responses"]["WebhookEndpointGone"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    plantDeleted: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A plant was deleted from the store
+         * @description Sent when a delete removes a plant, with the plant as it was stored. A delete answered
+         *     `404` sends nothing.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The message's id: the same on every attempt to deliver it (and to every endpoint it is
+                     *     sent to), so that a receiver that has handled it once can skip it.
+                     * @example msg_2c5e1a0f9d7b4e3a8c6f1b2d3e4f5a6b
+                     */
+                    "webhook-id": components["parameters"]["WebhookIdHeader"];
+                    /**
+                     * @description When this attempt was sent, in whole seconds since the Unix epoch (signed with the body).
+                     * @example 1795600800
+                     */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                    /**
+                     * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with
+                     *     the bytes the endpoint's secret encodes after `whsec_`; for 24 hours after a rotation, a
+                     *     second signature with the previous secret follows, separated by a space.
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            /** @description The plant just deleted. */
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PlantDeletedEvent"];
+                };
+            };
+            responses: {
+                200: components["responses"]["WebhookReceived"];
+                410: components["responses"]["WebhookEndpointGone"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /**
@@ -264,6 +453,113 @@ export interface components {
              */
             id: bigint | number;
         };
+        NewWebhookEndpoint: {
+            /**
+             * Format: uri
+             * @description Where to send the events: an `https://` URL on a host that resolves only to public
+             *     addresses, without credentials or a fragment.
+             */
+            url: string;
+            /**
+             * @description The names of the webhooks of this document the endpoint receives (`newPlant`,
+             *     `plantDeleted`); left out, every one, those added later included.
+             */
+            events?: string[];
+        };
+        /** @description A registered endpoint, without its secret. */
+        WebhookEndpoint: {
+            /** Format: uuid */
+            id: string;
+            url: string;
+            /** @description The webhooks it receives; absent when it receives every one. */
+            events?: string[];
+            /**
+             * @description `enabled`, or `disabled` (it answered `410 Gone`, or failed every delivery for 5 days):
+             *     nothing more is sent to a disabled endpoint; register the URL again to resume.
+             * @enum {string}
+             */
+            state: "enabled" | "disabled";
+            /** @description Why the endpoint was disabled. */
+            disabledReason?: string;
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: int64
+             * @description Messages not yet delivered, waiting for their first attempt or their next.
+             */
+            pendingMessages: bigint | number;
+            /**
+             * Format: int64
+             * @description Messages that failed every attempt of the retry schedule; they are kept, and counted here.
+             */
+            failedMessages: bigint | number;
+            lastFailure?: components["schemas"]["WebhookFailure"];
+        };
+        /** @description The endpoint's last failed attempt. */
+        WebhookFailure: {
+            /** Format: date-time */
+            at: string;
+            /** @description What went wrong, such as `answered 500` or `timed out after 15 seconds`. */
+            reason: string;
+        };
+        /** @description A registered endpoint, with its secret, which is shown this once. */
+        CreatedWebhookEndpoint: components["schemas"]["WebhookEndpoint"] & {
+            secret: components["schemas"]["WebhookSigningSecret"];
+        };
+        WebhookSecret: {
+            secret: components["schemas"]["WebhookSigningSecret"];
+            /**
+             * Format: date-time
+             * @description Until when the previous secret signs too.
+             */
+            previousSecretExpiresAt: string;
+        };
+        /** @description `whsec_` and the base64 of 32 random bytes, the key of the messages' signatures. */
+        WebhookSigningSecret: string;
+        /**
+         * @description The body of a `newPlant` webhook.
+         * @example {
+         *       "type": "newPlant",
+         *       "timestamp": "2026-11-25T10:00:00.123Z",
+         *       "data": {
+         *         "id": 10,
+         *         "name": "Monstera",
+         *         "tag": "aroid"
+         *       }
+         *     }
+         */
+        NewPlantEvent: {
+            /** @constant */
+            type: "newPlant";
+            /**
+             * Format: date-time
+             * @description When the create was committed.
+             */
+            timestamp: string;
+            data: components["schemas"]["StoredPlant"];
+        };
+        /**
+         * @description The body of a `plantDeleted` webhook.
+         * @example {
+         *       "type": "plantDeleted",
+         *       "timestamp": "2026-11-25T10:05:00.000Z",
+         *       "data": {
+         *         "id": 10,
+         *         "name": "Monstera",
+         *         "tag": "aroid"
+         *       }
+         *     }
+         */
+        PlantDeletedEvent: {
+            /** @constant */
+            type: "plantDeleted";
+            /**
+             * Format: date-time
+             * @description When the delete was committed.
+             */
+            timestamp: string;
+            data: components["schemas"]["StoredPlant"];
+        };
         Error: {
             /**
              * Format: int32
@@ -282,10 +578,25 @@ export interface components {
         };
     };
     responses: {
+        /** @description Any `2xx` status acknowledges the delivery; anything else is retried. */
+        WebhookReceived: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /** @description The endpoint is gone for good; the service disables it and sends it nothing more. */
+        WebhookEndpointGone: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
         /**
          * @description The request is not valid: its body, a path parameter, the `Authorization` header or the
-         *     HTTP request itself. `error` says which (40001 to 40007, listed in this document's
-         *     description), and the message names the offending field or parameter.
+         *     HTTP request itself, or a webhook endpoint's URL or events. `error` says which (40001 to
+         *     40009, listed in this document's description), and the message names the offending field
+         *     or parameter.
          */
         BadRequest: {
             headers: {
@@ -425,7 +736,31 @@ export interface components {
             };
         };
     };
-    parameters: never;
+    parameters: {
+        /**
+         * @description The endpoint's id, as its registration answered it.
+         * @example 3f0b1c52-5d7e-4a8e-9b43-2f6e1a9c7d10
+         */
+        WebhookEndpointId: string;
+        /**
+         * @description The message's id: the same on every attempt to deliver it (and to every endpoint it is
+         *     sent to), so that a receiver that has handled it once can skip it.
+         * @example msg_2c5e1a0f9d7b4e3a8c6f1b2d3e4f5a6b
+         */
+        WebhookIdHeader: string;
+        /**
+         * @description When this attempt was sent, in whole seconds since the Unix epoch (signed with the body).
+         * @example 1795600800
+         */
+        WebhookTimestampHeader: string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with
+         *     the bytes the endpoint's secret encodes after `whsec_`; for 24 hours after a rotation, a
+         *     second signature with the previous secret follows, separated by a space.
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        WebhookSignatureHeader: string;
+    };
     requestBodies: never;
     headers: {
         /**
@@ -619,6 +954,137 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The registered endpoints, in the order they were registered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The endpoint to register. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewWebhookEndpoint"];
+            };
+        };
+        responses: {
+            /** @description The endpoint is registered; its secret is shown this once. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedWebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["ContentTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id, as its registration answered it.
+                 * @example 3f0b1c52-5d7e-4a8e-9b43-2f6e1a9c7d10
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Endpoint deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rotateWebhookEndpointSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id, as its registration answered it.
+                 * @example 3f0b1c52-5d7e-4a8e-9b43-2f6e1a9c7d10
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint's new secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSecret"];
+                };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];

@@ -17,6 +17,9 @@ import { createRequestPath } from './request-path.js'
 import { type LoadedOpenApiDocument, loadOpenApiDocument } from './spec/openapi-document.js'
 import { openPlantStore } from './store/open-plant-store.js'
 import type { PlantStore } from './store/plant-store.js'
+import type { ResolveHost } from './webhooks/endpoint-url-policy.js'
+import { Webhooks } from './webhooks/webhooks.js'
+import webhookDelivery from './plugins/webhook-delivery.js'
 
 export type AppConfig = Omit<Config, 'PORT' | 'HOST'>
 
@@ -29,6 +32,9 @@ export interface AppDependencies {
   readonly rateLimitTuning?: Partial<RateLimitTuning>
   // Whether readable log lines (LOG_FORMAT=pretty) may colour their levels: only on a terminal.
   readonly logColors?: boolean
+  // How webhook endpoints' host names are resolved: the system resolver by default; tests bring
+  // their own, so that nothing is resolved or sent beyond this machine.
+  readonly resolveHost?: ResolveHost
 }
 
 // The app, from the spec and a store: what it is made of, then its plugins in the order a
@@ -48,9 +54,14 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
     const credentials = await createCredentials(openApi.document, config, store.apiTokens, app.log)
     // Fetched once now, so that a wrong JWT_JWKS_URL is told at start; the service starts anyway.
     app.addHook('onReady', async () => { void credentials.warmUp() })
+    const webhooks = new Webhooks({
+      document: openApi.document, store, settings: config, observability, logger: app.log, resolveHost: dependencies.resolveHost,
+    })
     const routeOf = createRequestPath({
       document: openApi.document,
-      handlers: createOperationHandlers({ store, openApi, metrics: observability.metrics }),
+      handlers: createOperationHandlers({
+        store, openApi, metrics: observability.metrics, webhooks, traceparent: () => observability.currentTraceparent(),
+      }),
       credentials,
       limits: createRateLimits(config, dependencies.rateLimitTuning),
       observability,
@@ -60,6 +71,8 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
     await app.register(observabilityPlugin, { observability })
     // The store's life: checked when the app is ready, closed after the last request.
     await app.register(plantStore, { store })
+    // The webhooks' deliveries run from when the app is ready until it closes, before the store.
+    await app.register(webhookDelivery, { webhooks })
     // Every failure as the spec's Error body, and the headers every answer carries.
     await app.register(errorResponses)
     await app.register(responseHeaders)

@@ -98,7 +98,7 @@ t.test('a role added to an operation\'s security requirement is enforced at once
   const typecheck = await npmRun(copy, 'typecheck')
   t.ok(typecheck.ok, `npm run typecheck passes with no code change${typecheck.ok ? '' : `:\n${typecheck.output}`}`)
   const openApi = loadOpenApiDocument(join(copy, 'openapi.yaml'))
-  t.same(roleNamesOf(openApi.document), ['plants:audit', 'plants:read', 'plants:write'], 'a role of the spec')
+  t.same(roleNamesOf(openApi.document), ['plants:audit', 'plants:read', 'plants:write', 'webhooks:manage'], 'a role of the spec')
   t.match(parseTokenCommandLine(['create', '--name', 'auditor', '--roles', 'plants:read,plants:audit'], new Date(), roleNamesOf(openApi.document)),
     { kind: 'create', roles: ['plants:read', 'plants:audit'] }, 'that the token command gives')
 

@@ -28,6 +28,10 @@ t.test('an empty environment gives the documented defaults', async (t) => {
     RATE_LIMIT_PER_CREDENTIAL: 60_000,
     RATE_LIMIT_PER_ADDRESS: 6000,
     RATE_LIMIT_FAILED_AUTH: 30,
+    WEBHOOK_RETRY_SCHEDULE: '0,5,300,1800,7200,18000,36000,50400,72000,86400',
+    WEBHOOK_ALLOW_LOOPBACK: 'false',
+    WEBHOOK_TIMEOUT: 15,
+    WEBHOOK_DISABLE_AFTER: 432_000,
     METRICS: 'on',
     METRICS_TOKEN: '',
     OTEL_EXPORTER_OTLP_ENDPOINT: '',
@@ -61,6 +65,10 @@ t.test('settings are read from their variables and converted to their types', as
     RATE_LIMIT_PER_CREDENTIAL: '1000',
     RATE_LIMIT_PER_ADDRESS: '100',
     RATE_LIMIT_FAILED_AUTH: '5',
+    WEBHOOK_RETRY_SCHEDULE: '0,1,2.5',
+    WEBHOOK_ALLOW_LOOPBACK: 'true',
+    WEBHOOK_TIMEOUT: '2.5',
+    WEBHOOK_DISABLE_AFTER: '60',
     METRICS: 'off',
     METRICS_TOKEN: 'scrape-token',
     OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
@@ -93,12 +101,23 @@ t.test('settings are read from their variables and converted to their types', as
     RATE_LIMIT_PER_CREDENTIAL: 1000,
     RATE_LIMIT_PER_ADDRESS: 100,
     RATE_LIMIT_FAILED_AUTH: 5,
+    WEBHOOK_RETRY_SCHEDULE: '0,1,2.5',
+    WEBHOOK_ALLOW_LOOPBACK: 'true',
+    WEBHOOK_TIMEOUT: 2.5,
+    WEBHOOK_DISABLE_AFTER: 60,
     METRICS: 'off',
     METRICS_TOKEN: 'scrape-token',
     OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
     OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://traces.example.com/v1/traces',
     OTEL_SERVICE_NAME: 'plants-eu-1',
   })
+})
+
+t.test('a retry schedule is comma-separated seconds', async (t) => {
+  for (const schedule of ['5,', ',5', '5;10', '-1', 'soon']) {
+    t.throws(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: schedule }), ConfigError, JSON.stringify(schedule))
+  }
+  t.throws(() => loadConfig({ WEBHOOK_TIMEOUT: '0' }), ConfigError, 'a timeout above 0')
 })
 
 t.test('METRICS_TOKEN is never repeated in a refusal', async (t) => {

@@ -87,6 +87,15 @@ async function requestAnswers (t: Test): Promise<unknown[]> {
     await send({ method: 'GET', url: '/docs/index.html' }),
     await send({ method: 'GET', url: '/docs/a%00b' }),
     await send({ method: 'GET', url: '/docs/%E0%A4%A' }),
+    await send({
+      method: 'POST', url: '/webhook-endpoints', headers: { authorization, 'content-type': 'application/json' }, payload: '{"url":"https://10.0.0.7/hook"}',
+    }),
+    await send({
+      method: 'POST',
+      url: '/webhook-endpoints',
+      headers: { authorization, 'content-type': 'application/json' },
+      payload: '{"url":"https://10.0.0.7/hook","events":["plantWatered"]}',
+    }),
   ]
   await createPlant({ id: 10, name: 'Monstera', tag: 'aroid' })
   answers.push(await createPlant({ id: 10, name: 'Fern' }))

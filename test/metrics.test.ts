@@ -109,6 +109,9 @@ t.test('store errors are counted by kind: unavailable (503) and unexpected (500)
     'plant_store_store_batch_size',
     'plant_store_store_commit_duration_seconds',
     'plant_store_store_errors_total',
+    'plant_store_webhook_deliveries_total',
+    'plant_store_webhook_delivery_delay_seconds',
+    'plant_store_webhook_messages_pending',
   ], 'every family of the service is there')
 })
 

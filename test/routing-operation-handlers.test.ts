@@ -3,6 +3,9 @@ import { createOperationHandlers } from '../src/handlers/operation-handlers.js'
 import { listOperations, loadOpenApiDocument } from '../src/spec/openapi-document.js'
 import { SqlitePlantStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { StoreUnavailableError } from '../src/store/store-errors.js'
+import { Webhooks } from '../src/webhooks/webhooks.js'
+import { Observability } from '../src/observability/observability.js'
+import { loadConfig } from '../src/config/config.js'
 import { buildTestApp } from './support/helper.js'
 import { plantRow } from './support/plant-rows.js'
 
@@ -13,7 +16,11 @@ t.test('every operationId of openapi.yaml has a handler, and every handler an op
   const store = await SqlitePlantStore.open({ filename: `${t.testdir()}/plants.db` })
   t.teardown(() => store.close())
   const openApi = loadOpenApiDocument()
-  const handlers: Record<string, unknown> = createOperationHandlers({ store, openApi, metrics: undefined })
+  const observability = await Observability.create({ ...loadConfig({}), METRICS: 'off' })
+  const webhooks = new Webhooks({ document: openApi.document, store, settings: loadConfig({}), observability, logger: console })
+  const handlers: Record<string, unknown> = createOperationHandlers({
+    store, openApi, metrics: undefined, webhooks, traceparent: () => undefined,
+  })
 
   const operationIds = listOperations(openApi.document).map(({ operation }) => operation.operationId)
   t.ok(operationIds.length > 0, 'the spec declares operations')

@@ -66,7 +66,7 @@ testOnEveryBackend(t, '--roles gives a token the roles it names, which list show
 
   const unknown = await token(database.url, 'create', '--name', 'admin', '--roles', 'plants:read,plants:admin')
   t.equal(unknown.code, 2, 'a command line the tool does not take')
-  t.match(unknown.stderr, /^--roles: plants:admin is named by no operation of openapi.yaml, whose roles are plants:read, plants:write\n/)
+  t.match(unknown.stderr, /^--roles: plants:admin is named by no operation of openapi.yaml, whose roles are plants:read, plants:write, webhooks:manage\n/)
   t.equal((await listed(database.url)).length, 2, 'and nothing was stored')
 })
 

@@ -2,7 +2,7 @@ import createClient, { type Client } from 'openapi-fetch'
 // Through the package's own `imports`, so that the declarations tsc emits name a file the package
 // ships rather than a dist/generated/ that tsc never writes: generated/openapi.d.ts here, and
 // openapi.d.ts in the client's own package (client/, `npm run pack:client`).
-import type { components, paths } from '#openapi-types'
+import type { components, paths, webhooks } from '#openapi-types'
 import { parseWithBigInts, stringifyWithBigInts } from '../int64/bigint-json.js'
 
 type Schemas = components['schemas']
@@ -11,6 +11,18 @@ export type Plant = Schemas['Plant']
 export type NewPlant = Schemas['NewPlant']
 export type StoredPlant = Schemas['StoredPlant']
 export type ApiError = Schemas['Error']
+export type WebhookEndpoint = Schemas['WebhookEndpoint']
+export type NewWebhookEndpoint = Schemas['NewWebhookEndpoint']
+export type CreatedWebhookEndpoint = Schemas['CreatedWebhookEndpoint']
+
+// The body of each webhook openapi.yaml declares, by name, as a receiver gets it (verify it first:
+// docs/webhooks.md): `WebhookPayloads['newPlant']` is a NewPlantEvent.
+export type WebhookPayloads = {
+  [Name in keyof webhooks]: webhooks[Name] extends { post: { requestBody: { content: { 'application/json': infer Body } } } } ? Body : never
+}
+export type WebhookPayload = WebhookPayloads[keyof WebhookPayloads]
+export type NewPlantEvent = Schemas['NewPlantEvent']
+export type PlantDeletedEvent = Schemas['PlantDeletedEvent']
 
 export type PlantStoreClient = Client<paths>
 

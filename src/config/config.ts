@@ -55,7 +55,9 @@ export function withoutPassword (databaseUrl: string): string {
 // Only plain decimal digits become an integer: "3000.5", "0x10" and "1e3" stay strings and
 // are refused, where a looser conversion would quietly pick another port or limit.
 function convert (value: string, schema: TSchema): unknown {
-  return schema.type === 'integer' && /^\d+$/.test(value) ? Number(value) : value
+  if (schema.type === 'integer' && /^\d+$/.test(value)) return Number(value)
+  if (schema.type === 'number' && /^\d+(\.\d+)?$/.test(value)) return Number(value)
+  return value
 }
 
 export function parseTokenList (tokens: string): string[] {

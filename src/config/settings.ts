@@ -140,6 +140,26 @@ export const ConfigSchema = Type.Object({
     default: 30,
     description: 'the most failed authentications one client address may have in a window before its requests to protected operations are refused until the window ends, from 1 to 1000000000',
   }),
+  WEBHOOK_RETRY_SCHEDULE: Type.String({
+    pattern: '^\\d+(\\.\\d+)?(,\\d+(\\.\\d+)?)*$',
+    default: '0,5,300,1800,7200,18000,36000,50400,72000,86400',
+    description: 'the waits, in seconds, before each attempt to deliver a webhook message, comma-separated: the first before the first attempt, each other after the attempt before it failed (Standard Webhooks\' schedule by default; shorter ones are for tests)',
+  }),
+  WEBHOOK_ALLOW_LOOPBACK: Type.Union([Type.Literal('false'), Type.Literal('true')], {
+    default: 'false',
+    description: 'false, or true to allow webhook endpoints on the loopback address (http://127.0.0.1:<port>, http://[::1]:<port>) for development and tests',
+  }),
+  WEBHOOK_TIMEOUT: Type.Number({
+    exclusiveMinimum: 0,
+    maximum: 60,
+    default: 15,
+    description: 'how many seconds an attempt to deliver a webhook may take before it counts as failed, above 0 and up to 60',
+  }),
+  WEBHOOK_DISABLE_AFTER: Type.Number({
+    exclusiveMinimum: 0,
+    default: 432000,
+    description: 'how many seconds a webhook endpoint may fail every attempt before it is disabled (5 days by default)',
+  }),
   METRICS: Type.Union([Type.Literal('on'), Type.Literal('off')], {
     default: 'on',
     description: 'on (GET /metrics serves the Prometheus metrics) or off (GET /metrics answers 404, and nothing is measured)',

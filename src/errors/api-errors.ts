@@ -8,6 +8,8 @@ export const ErrorCode = {
   int64OutOfRange: 40004,
   malformedCredentials: 40006,
   malformedRequest: 40007,
+  webhookUrlRefused: 40008,
+  unknownWebhookEvent: 40009,
   missingCredentials: 40101,
   invalidToken: 40102,
   insufficientScope: 40301,
@@ -98,6 +100,20 @@ export class MalformedRequestError extends ApiError<400> {
 }
 
 // No route, or no resource (a plant, a file) where the route is.
+// A webhook endpoint's URL the service will not send to (src/webhooks/endpoint-url-policy.ts).
+export class WebhookUrlRefusedError extends ApiError<400> {
+  constructor (reason: string) {
+    super(ErrorCode.webhookUrlRefused, `body.url is refused: ${reason}`)
+  }
+}
+
+export class UnknownWebhookEventError extends ApiError<400> {
+  constructor (unknown: readonly string[], declared: readonly string[]) {
+    const which = unknown.length === 1 ? 'which is not a webhook' : 'which are not webhooks'
+    super(ErrorCode.unknownWebhookEvent, `body.events names ${unknown.join(', ')}, ${which} of this service (${declared.join(', ')})`)
+  }
+}
+
 export class NotFoundError extends ApiError<404> {
   constructor (message: string) {
     super(ErrorCode.notFound, message)

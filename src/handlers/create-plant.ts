@@ -26,12 +26,15 @@ export type StoredPlantsAreStillPlants = MustHold<IsStillAPlant<StoredPlantShape
 // A plant is stored as the document of the properties Plant declares, and that document is the
 // 200 body: undeclared properties of the request are never stored or echoed, and a property
 // added to Plant in openapi.yaml is stored, echoed and compared with no change here. Another
-// plant under the id is the 409 the operation declares.
-export function createPlantHandler (store: PlantStore, { document }: LoadedOpenApiDocument): OperationHandler<operations['createPlant']> {
+// plant under the id is the 409 the operation declares. A create that stores a new plant sends
+// its webhooks, linked to this request's trace.
+export function createPlantHandler (
+  store: PlantStore, { document }: LoadedOpenApiDocument, traceparent: () => string | undefined
+): OperationHandler<operations['createPlant']> {
   const writePlantDocument = compileDocumentWriter(document, '#/components/schemas/Plant')
   return async function createPlant ({ body }, reply) {
     try {
-      const { plant } = await store.createPlant({ id: body.id, document: writePlantDocument(body) })
+      const { plant } = await store.createPlant({ id: body.id, document: writePlantDocument(body) }, { traceparent: traceparent() })
       return sendJsonText<Plant>(reply, plant.document)
     } catch (error) {
       if (error instanceof PlantConflictError) return new ConflictResponseError(error.message)

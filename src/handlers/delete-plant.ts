@@ -4,9 +4,10 @@ import type { PlantStore } from '../store/plant-store.js'
 import { noContent, type OperationHandler } from './operation-handler.js'
 
 // Answered once the deletion is as durable as a create: the store's batch has committed it.
-export function deletePlantHandler (store: PlantStore): OperationHandler<operations['deletePlant']> {
+// A delete that removes a plant sends its webhooks, linked to this request's trace.
+export function deletePlantHandler (store: PlantStore, traceparent: () => string | undefined): OperationHandler<operations['deletePlant']> {
   return async function deletePlant ({ params: { id } }, reply) {
-    if (!await store.deletePlant(id)) return new NotFoundError(`no plant has id ${id}`)
+    if (!await store.deletePlant(id, { traceparent: traceparent() })) return new NotFoundError(`no plant has id ${id}`)
     return noContent(reply)
   }
 }

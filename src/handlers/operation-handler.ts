@@ -22,7 +22,7 @@ type DeclaredStatus<Operation> = Operation extends { responses: infer Responses 
 // 404, createPlant's 409). Returning one of a status the operation does not declare fails to
 // compile. Failures every operation of a kind may meet (a 503 from the store, a 500) are not
 // the handler's to answer: they are thrown, and src/http/to-api-error.ts maps them.
-export type DeclaredRefusal<Operation> = ApiError<Exclude<Extract<DeclaredStatus<Operation>, number>, 200>>
+export type DeclaredRefusal<Operation> = ApiError<Exclude<Extract<DeclaredStatus<Operation>, number>, 200 | 201>>
 
 declare const redirectStatus: unique symbol
 
@@ -31,6 +31,16 @@ export type Redirected<Status extends number> = FastifyReply & { readonly [redir
 
 export function redirect<Status extends number> (reply: FastifyReply, location: string, status: Status): Redirected<Status> {
   return reply.redirect(location, status) as Redirected<Status>
+}
+
+declare const createdStatus: unique symbol
+
+// The body, sent as the 201 the operation declares (createWebhookEndpoint's).
+export type Created<Body> = NotARefusal<Body> & { readonly [createdStatus]: true }
+
+export function created<Body> (reply: FastifyReply, body: Body): Created<Body> {
+  reply.code(201)
+  return body as Created<Body>
 }
 
 declare const noBody: unique symbol
@@ -45,13 +55,14 @@ export function noContent (reply: FastifyReply): NoContent {
 // A JSON body is the data the spec's schema describes, which Fastify serialises, or that data
 // already written as JSON (a stored document, or a fixed document serialised at start-up), sent
 // as it is. Any other media type (a YAML document, a page, a script) is the text or bytes
-// themselves, which the handler writes as they are. An operation without a 200 answers its 204,
-// or redirects.
+// themselves, which the handler writes as they are. An operation that creates answers its 201;
+// one without a 200 answers its 204, or redirects.
 type SuccessAnswer<Operation> =
-  Operation extends { responses: { 200: { content: infer Content } } }
-    ? Content extends { 'application/json': infer Json } ? NotARefusal<Json> | JsonText<Json> : string | Buffer
-    : Operation extends { responses: { 204: unknown } } ? NoContent
-      : Redirected<Extract<DeclaredStatus<Operation>, 301 | 302 | 303 | 307 | 308>>
+  Operation extends { responses: { 201: { content: { 'application/json': infer Json } } } } ? Created<Json>
+    : Operation extends { responses: { 200: { content: infer Content } } }
+      ? Content extends { 'application/json': infer Json } ? NotARefusal<Json> | JsonText<Json> : string | Buffer
+      : Operation extends { responses: { 204: unknown } } ? NoContent
+        : Redirected<Extract<DeclaredStatus<Operation>, 301 | 302 | 303 | 307 | 308>>
 
 // A body that allows any property would take an ApiError for itself (it has a `name`): this one
 // cannot, so that a refusal is checked as one.

@@ -2,6 +2,7 @@ import { loadApiReferenceFiles } from '../api-reference/api-reference-files.js'
 import type { ServiceMetrics } from '../observability/service-metrics.js'
 import type { LoadedOpenApiDocument } from '../spec/openapi-document.js'
 import type { PlantStore } from '../store/plant-store.js'
+import type { Webhooks } from '../webhooks/webhooks.js'
 import { getApiReferenceAssetHandler, getApiReferenceHandler, getRootHandler } from './api-reference.js'
 import { createPlantHandler } from './create-plant.js'
 import { deletePlantHandler } from './delete-plant.js'
@@ -12,22 +13,32 @@ import type { OperationHandlers } from './operation-handler.js'
 import {
   getHealthHandler, getOpenApiJsonHandler, getOpenApiYamlHandler, getReadinessHandler,
 } from './operational-endpoints.js'
+import {
+  createWebhookEndpointHandler, deleteWebhookEndpointHandler, listWebhookEndpointsHandler, rotateWebhookEndpointSecretHandler,
+} from './webhook-endpoints.js'
 
 export interface HandlerDependencies {
   readonly store: PlantStore
   readonly openApi: LoadedOpenApiDocument
   // Undefined with METRICS=off.
   readonly metrics: ServiceMetrics | undefined
+  readonly webhooks: Webhooks
+  // The traceparent of the request in progress, which its webhooks link to (undefined without traces).
+  readonly traceparent: () => string | undefined
 }
 
 // The service handlers fastify-openapi-glue binds, keyed by operationId.
-export function createOperationHandlers ({ store, openApi, metrics }: HandlerDependencies): OperationHandlers {
+export function createOperationHandlers ({ store, openApi, metrics, webhooks, traceparent }: HandlerDependencies): OperationHandlers {
   return {
     getRoot: getRootHandler(),
     listPlants: listPlantsHandler(store, openApi.document),
-    createPlant: createPlantHandler(store, openApi),
+    createPlant: createPlantHandler(store, openApi, traceparent),
     getPlant: getPlantHandler(store),
-    deletePlant: deletePlantHandler(store),
+    deletePlant: deletePlantHandler(store, traceparent),
+    listWebhookEndpoints: listWebhookEndpointsHandler(webhooks),
+    createWebhookEndpoint: createWebhookEndpointHandler(webhooks),
+    deleteWebhookEndpoint: deleteWebhookEndpointHandler(webhooks),
+    rotateWebhookEndpointSecret: rotateWebhookEndpointSecretHandler(webhooks),
     getHealth: getHealthHandler(),
     getReadiness: getReadinessHandler(store),
     getMetrics: getMetricsHandler(metrics),

@@ -6,7 +6,7 @@ import { bothObservers } from '../store/batch-observer.js'
 import type { ObserveBatches } from '../store/open-plant-store.js'
 import { ServiceMetrics } from './service-metrics.js'
 import { tracesEndpointOf } from './traces-endpoint.js'
-import type { RequestStep, Tracing } from './tracing.js'
+import type { DeliveryTrace, RequestStep, Tracing } from './tracing.js'
 
 export type ObservabilitySettings = Pick<Config,
   'METRICS' | 'OTEL_EXPORTER_OTLP_ENDPOINT' | 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' | 'OTEL_SERVICE_NAME'>
@@ -48,6 +48,17 @@ export class Observability {
   // The authentication step of a request's path, as a span of its own when traces are on.
   traceAuthentication (schemeNames: string, step: RequestStep): RequestStep {
     return this.tracing?.traceAuthentication(schemeNames, step) ?? step
+  }
+
+  // The traceparent of the request in progress, which its webhooks' deliveries link to;
+  // undefined when traces are off.
+  currentTraceparent (): string | undefined {
+    return this.tracing?.currentTraceparent()
+  }
+
+  // A delivery attempt's span, when traces are on.
+  traceDelivery (event: string, causedBy: string | undefined): DeliveryTrace | undefined {
+    return this.tracing?.traceDelivery(event, causedBy)
   }
 
   // Counts a request once it is answered, by operation and status, with the latency Fastify

@@ -1,10 +1,21 @@
-import { Counter, Histogram, Registry } from 'prom-client'
+import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { TooManyRequestsError } from '../errors/api-errors.js'
 import type { PolicyName } from '../rate-limit/rate-limit-policy.js'
 import type { BatchObserver, StoreBackend } from '../store/batch-observer.js'
 import { StoreUnavailableError } from '../store/store-errors.js'
 import { processMetrics } from './process-metrics.js'
 import { RequestMetrics } from './request-metrics.js'
+
+// What a webhook's attempt came to: delivered; failed and to be tried again; failed its last
+// attempt (kept as failed); or answered 410, which disables the endpoint.
+export type WebhookOutcome = 'delivered' | 'failed' | 'exhausted' | 'gone'
+
+// What the metrics learn of the webhooks' deliveries (src/webhooks/).
+export interface WebhookObserver {
+  attempted (event: string, outcome: WebhookOutcome): void
+  // A message delivered, and how long after its change was committed.
+  delivered (event: string, delaySeconds: number): void
+}
 
 export type StoreErrorKind = 'unavailable' | 'unexpected'
 
@@ -50,6 +61,30 @@ export class ServiceMetrics {
     registers: [this.#registry],
   })
 
+  readonly #webhookAttempts = new Counter({
+    name: 'plant_store_webhook_deliveries_total',
+    help: 'Attempts to deliver a webhook, by event and outcome: delivered, failed (tried again later), ' +
+      'exhausted (its last attempt failed: kept as failed) or gone (answered 410: the endpoint is disabled).',
+    labelNames: ['event', 'outcome'],
+    registers: [this.#registry],
+  })
+
+  readonly #webhookDelay = new Histogram({
+    name: 'plant_store_webhook_delivery_delay_seconds',
+    help: 'Time from the commit of a change to the delivery of its webhook, retries included, by event.',
+    labelNames: ['event'],
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 7200, 86400],
+    registers: [this.#registry],
+  })
+
+  #pendingWebhookMessages: () => Promise<number> = async () => 0
+  readonly #webhookPending = new Gauge({
+    name: 'plant_store_webhook_messages_pending',
+    help: 'Webhook messages waiting for their first attempt or their next, over every endpoint (read from the store at each scrape).',
+    registers: [this.#registry],
+    collect: async () => { this.#webhookPending.set(await this.#pendingWebhookMessages().catch(() => Number.NaN)) },
+  })
+
   constructor () {
     // Every series exists from the start at zero, so that a rate or an alert sees its first event.
     for (const kind of storeErrorKinds) this.#storeErrors.labels(kind).inc(0)
@@ -68,6 +103,20 @@ export class ServiceMetrics {
         batchSize.observe(writes.length)
         return ({ durationSeconds }) => commitSeconds.observe(durationSeconds)
       },
+    }
+  }
+
+  // The webhook events' series exist from the start, at zero.
+  observeWebhooks (events: readonly string[], pendingMessages: () => Promise<number>): WebhookObserver {
+    this.#pendingWebhookMessages = pendingMessages
+    const outcomes: readonly WebhookOutcome[] = ['delivered', 'failed', 'exhausted', 'gone']
+    for (const event of events) {
+      for (const outcome of outcomes) this.#webhookAttempts.labels(event, outcome).inc(0)
+      this.#webhookDelay.zero({ event })
+    }
+    return {
+      attempted: (event, outcome) => { this.#webhookAttempts.labels(event, outcome).inc() },
+      delivered: (event, delaySeconds) => { this.#webhookDelay.labels(event).observe(delaySeconds) },
     }
   }
 

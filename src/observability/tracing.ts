@@ -1,6 +1,6 @@
 import { FastifyOtelInstrumentation } from '@fastify/otel'
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
-import { context, propagation, type Span, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api'
+import { context, propagation, type Span, type SpanContext, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api'
 import { W3CTraceContextPropagator } from '@opentelemetry/core'
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { resourceFromAttributes } from '@opentelemetry/resources'
@@ -17,7 +17,14 @@ export const tracingAttributes = {
   securityScheme: 'plant_store.security_scheme',
   batchSize: 'plant_store.batch.size',
   backend: 'plant_store.store.backend',
+  webhookEvent: 'plant_store.webhook.event',
 } as const
+
+// An attempt to deliver a webhook, traced: the traceparent to send with it, and its end.
+export interface DeliveryTrace {
+  readonly traceparent: string | undefined
+  end (failure?: string): void
+}
 
 // A step of a request's path that decides with a callback: nothing to go on, or the failure.
 export type RequestStep = (request: FastifyRequest, decided: (failure?: Error) => void) => void
@@ -131,6 +138,42 @@ export class Tracing {
       },
     }
   }
+
+  // The W3C traceparent of the span the caller runs in (a request's handler): the request that
+  // causes a webhook is linked from its delivery's spans.
+  currentTraceparent (): string | undefined {
+    const span = trace.getActiveSpan()
+    return span === undefined ? undefined : traceparentOf(span.spanContext())
+  }
+
+  // A span per attempt to deliver a webhook, a root of its own (it happens after the request
+  // that caused it has been answered), linked to that request's span.
+  traceDelivery (event: string, causedBy: string | undefined): DeliveryTrace {
+    const cause = spanContextOf(causedBy)
+    const span = this.#tracer.startSpan(`deliver ${event}`, {
+      root: true,
+      kind: SpanKind.CLIENT,
+      attributes: { [tracingAttributes.webhookEvent]: event },
+      links: cause === undefined ? [] : [{ context: cause }],
+    })
+    return {
+      traceparent: traceparentOf(span.spanContext()),
+      end: (failure) => {
+        if (failure !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: failure })
+        span.end()
+      },
+    }
+  }
+}
+
+function traceparentOf ({ traceId, spanId, traceFlags }: SpanContext): string {
+  return `00-${traceId}-${spanId}-${traceFlags.toString(16).padStart(2, '0')}`
+}
+
+function spanContextOf (traceparent: string | undefined): SpanContext | undefined {
+  const parts = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/.exec(traceparent ?? '')
+  if (parts === null) return undefined
+  return { traceId: parts[1]!, spanId: parts[2]!, traceFlags: parseInt(parts[3]!, 16), isRemote: true }
 }
 
 function nameAfterOperation (span: Span, request: FastifyRequest): void {

@@ -171,3 +171,31 @@ function parsedBody (mediaType: string, text: string): unknown {
   if (mediaType === 'application/yaml') return parseYaml(text)
   return text
 }
+
+// A webhook the service sent: its body must match the schema openapi.yaml's `webhooks` declares
+// for it, and each header it declares (webhook-id, -timestamp, -signature) must be sent and
+// match its schema. Returns the parsed body.
+export function assertWebhookMatchesSpec (
+  t: Test, name: string, headers: Readonly<Record<string, string | string[] | undefined>>, bodyText: string
+): unknown {
+  const operationPointer = `#/webhooks/${escape(name)}/post`
+  const operation = resolve(operationPointer) as { parameters?: Array<{ $ref?: string }> } | undefined
+  if (operation === undefined) {
+    t.fail(`openapi.yaml declares no webhook ${name}`)
+    return undefined
+  }
+  for (const reference of operation.parameters ?? []) {
+    const parameterPointer = reference.$ref ?? ''
+    const parameter = resolve(parameterPointer) as { name: string, in: string, required?: boolean }
+    const value = headers[parameter.name.toLowerCase()]
+    if (parameter.required === true) t.not(value, undefined, `the ${name} webhook sends ${parameter.name}`)
+    if (typeof value === 'string') {
+      const validate = validatorFor(`${parameterPointer}/schema`)
+      t.ok(validate(value), `${parameter.name} of ${name} matches its schema: ${ajv.errorsText(validate.errors)}`)
+    }
+  }
+  const body = JSON.parse(bodyText) as unknown
+  const validate = validatorFor(`${operationPointer}/requestBody/content/application~1json/schema`)
+  t.ok(validate(body), `the ${name} body matches its schema: ${ajv.errorsText(validate.errors)}`)
+  return body
+}

@@ -1,0 +1,87 @@
+import { errors, Pool } from 'undici'
+import { type EndpointUrlPolicy, RefusedUrlError } from './endpoint-url-policy.js'
+
+// What one attempt came to. A failure says why in words a person reads in the endpoint's
+// lastFailure, whether the endpoint said it is gone for good (410), and when it asked to be
+// tried again (Retry-After of a 429 or 503).
+export type AttemptOutcome =
+  | { readonly delivered: true }
+  | { readonly delivered: false, readonly reason: string, readonly gone?: boolean, readonly retryAfterMs?: number }
+
+export interface Attempt {
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: string
+}
+
+// The most attempts in flight to one endpoint: one slow endpoint holds this many connections,
+// and no more, while the others go on.
+export const maxInFlightPerEndpoint = 16
+
+// The connections to one endpoint's origin (undici keeps them alive between deliveries).
+// Redirects are never followed: a 3xx is a failure. Each connection resolves and checks the
+// endpoint's host as it opens (EndpointUrlPolicy.lookup), and an IP literal is checked before
+// every attempt.
+export class EndpointConnection {
+  private readonly pool: Pool
+  private readonly path: string
+
+  constructor (private readonly url: URL, private readonly policy: EndpointUrlPolicy, private readonly timeoutMs: number) {
+    this.path = `${url.pathname}${url.search}`
+    this.pool = new Pool(url.origin, {
+      connections: maxInFlightPerEndpoint,
+      connect: { lookup: policy.lookup, timeout: timeoutMs },
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    })
+  }
+
+  async send ({ headers, body }: Attempt): Promise<AttemptOutcome> {
+    try {
+      await this.policy.addressesOf(this.url)
+      const response = await this.pool.request({
+        method: 'POST',
+        path: this.path,
+        headers: { 'content-type': 'application/json', ...headers },
+        body,
+        signal: AbortSignal.timeout(this.timeoutMs),
+      })
+      await response.body.dump()
+      return outcomeOf(response.statusCode, response.headers['retry-after'])
+    } catch (error) {
+      return { delivered: false, reason: this.reasonOf(error) }
+    }
+  }
+
+  async close (): Promise<void> {
+    await this.pool.destroy()
+  }
+
+  private reasonOf (error: unknown): string {
+    if (error instanceof Error && error.name === 'TimeoutError') return `timed out after ${this.timeoutMs / 1000} seconds`
+    if (error instanceof errors.HeadersTimeoutError || error instanceof errors.BodyTimeoutError) {
+      return `timed out after ${this.timeoutMs / 1000} seconds`
+    }
+    if (error instanceof errors.ConnectTimeoutError) return `could not connect within ${this.timeoutMs / 1000} seconds`
+    const code = (error as { code?: unknown }).code
+    if (code === 'ECONNREFUSED') return 'connection refused'
+    if (error instanceof RefusedUrlError) return `refused: ${error.message}`
+    return error instanceof Error ? `could not send: ${typeof code === 'string' ? code : error.message}` : 'could not send'
+  }
+}
+
+function outcomeOf (status: number, retryAfter: string | string[] | undefined): AttemptOutcome {
+  if (status >= 200 && status < 300) return { delivered: true }
+  if (status >= 300 && status < 400) return { delivered: false, reason: `answered ${status} (redirects are not followed)` }
+  if (status === 410) return { delivered: false, reason: 'answered 410 Gone', gone: true }
+  const retryAfterMs = status === 429 || status === 503 ? retryAfterMsOf(retryAfter) : undefined
+  return retryAfterMs === undefined ? { delivered: false, reason: `answered ${status}` } : { delivered: false, reason: `answered ${status}`, retryAfterMs }
+}
+
+// Retry-After is seconds or an HTTP date (RFC 9110 §10.2.3); anything else is ignored.
+function retryAfterMsOf (header: string | string[] | undefined): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header
+  if (value === undefined) return undefined
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000
+  const date = Date.parse(value)
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now())
+}

@@ -1,0 +1,169 @@
+import type { WebhookObserver } from '../observability/service-metrics.js'
+import type { DeliveryTrace } from '../observability/tracing.js'
+import type { DueWebhookMessage, LeasedWebhookEndpoint, WebhookStore } from '../store/webhook-store.js'
+import { type AttemptOutcome, EndpointConnection, maxInFlightPerEndpoint } from './endpoint-connection.js'
+import type { EndpointUrlPolicy } from './endpoint-url-policy.js'
+import type { RetrySchedule } from './retry-schedule.js'
+import { signatureHeader, signingKeyOf } from './webhook-signature.js'
+
+// What every endpoint's delivery shares.
+export interface DeliveryServices {
+  readonly store: WebhookStore
+  readonly schedule: RetrySchedule
+  readonly policy: EndpointUrlPolicy
+  readonly timeoutMs: number
+  // An endpoint whose every attempt has failed for this long is disabled.
+  readonly disableAfterMs: number
+  readonly observer: WebhookObserver | undefined
+  readonly traceDelivery: (event: string, causedBy: string | undefined) => DeliveryTrace | undefined
+}
+
+// After this many failures in a row the endpoint is rested (the retry schedule's waits, longer
+// each time), then probed with one message at a time until one is delivered: a receiver that is
+// down costs one attempt per rest, not one per message it is owed.
+const failuresBeforeRest = 5
+// Messages read from the outbox at once, beyond those already in hand.
+const readAhead = 64
+
+// The delivery of one endpoint's messages, by the instance that holds its lease: up to 16
+// attempts in flight, the earliest due first. Delivered messages are deleted from the outbox in
+// batches (flush); a failed one is rescheduled on the retry schedule, or kept as failed.
+export class EndpointDelivery {
+  private readonly connection: EndpointConnection
+  private keys: Buffer[] = []
+  private failingSince: number | null
+  // Messages in flight, or delivered and not yet deleted: not to be read again.
+  private readonly inHand = new Set<number>()
+  private queue: DueWebhookMessage[] = []
+  private delivered: number[] = []
+  private inFlight = 0
+  private reading = false
+  private failuresInARow = 0
+  private restingUntil = 0
+  private readonly attempts = new Set<Promise<void>>()
+  disabled = false
+
+  constructor (private endpoint: LeasedWebhookEndpoint, private readonly services: DeliveryServices) {
+    this.connection = new EndpointConnection(new URL(endpoint.url), services.policy, services.timeoutMs)
+    this.failingSince = endpoint.failingSince
+    this.update(endpoint)
+  }
+
+  // The endpoint as its lease was last renewed: a rotated secret signs from now on.
+  update (endpoint: LeasedWebhookEndpoint): void {
+    this.endpoint = endpoint
+    const now = Date.now()
+    const previousSigns = endpoint.previousSecret !== null && (endpoint.previousSecretUntil ?? 0) > now
+    this.keys = [endpoint.secret, ...(previousSigns ? [endpoint.previousSecret!] : [])].map(signingKeyOf)
+  }
+
+  // Starts as many attempts as the window has room for.
+  async pump (now: number, settled: () => void): Promise<void> {
+    if (this.disabled || now < this.restingUntil) return
+    const window = this.failuresInARow >= failuresBeforeRest ? 1 : maxInFlightPerEndpoint
+    if (this.queue.length === 0 && this.inFlight < window && !this.reading) {
+      this.reading = true
+      try {
+        const due = await this.services.store.dueMessages(this.endpoint.id, now, this.inHand.size + readAhead)
+        this.queue = due.filter(({ seq }) => !this.inHand.has(seq))
+      } finally {
+        this.reading = false
+      }
+    }
+    while (this.inFlight < window && this.queue.length > 0 && !this.disabled) {
+      const message = this.queue.shift()!
+      this.inHand.add(message.seq)
+      this.inFlight++
+      const attempt: Promise<void> = this.attempt(message).finally(() => {
+        this.inFlight--
+        this.attempts.delete(attempt)
+        settled()
+      })
+      this.attempts.add(attempt)
+    }
+  }
+
+  // Deletes the messages delivered since the last flush.
+  async flush (): Promise<void> {
+    if (this.delivered.length === 0) return
+    const delivered = this.delivered
+    this.delivered = []
+    await this.services.store.deleteMessages(delivered)
+    for (const seq of delivered) this.inHand.delete(seq)
+  }
+
+  // Waits up to `ms` for the attempts in flight, then closes the connections.
+  async close (ms: number): Promise<void> {
+    await Promise.race([Promise.all(this.attempts), new Promise((resolve) => setTimeout(resolve, ms).unref())])
+    await this.connection.close()
+  }
+
+  private async attempt (message: DueWebhookMessage): Promise<void> {
+    const timestamp = Math.floor(Date.now() / 1000)
+    const trace = this.services.traceDelivery(message.event, message.traceparent ?? undefined)
+    const headers: Record<string, string> = {
+      'webhook-id': message.messageId,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': signatureHeader(this.keys, message.messageId, timestamp, message.body),
+    }
+    if (trace?.traceparent !== undefined) headers.traceparent = trace.traceparent
+    const outcome = await this.connection.send({ headers, body: message.body })
+    trace?.end(outcome.delivered ? undefined : outcome.reason)
+    try {
+      await this.settle(message, outcome)
+    } catch {
+      // The store could not record the outcome (unavailable): the message stays due, and is
+      // attempted again, with the same webhook-id.
+      this.inHand.delete(message.seq)
+    }
+  }
+
+  private async settle (message: DueWebhookMessage, outcome: AttemptOutcome): Promise<void> {
+    const { store, schedule, observer } = this.services
+    const now = Date.now()
+    if (outcome.delivered) {
+      this.delivered.push(message.seq)
+      observer?.attempted(message.event, 'delivered')
+      observer?.delivered(message.event, Math.max(0, now - message.committedAt) / 1000)
+      this.failuresInARow = 0
+      this.restingUntil = 0
+      if (this.failingSince !== null) {
+        this.failingSince = null
+        await store.recordSuccess(this.endpoint.id)
+      }
+      return
+    }
+    this.failuresInARow++
+    this.failingSince ??= now
+    await store.recordFailure(this.endpoint.id, now, outcome.reason)
+    if (outcome.gone === true) {
+      observer?.attempted(message.event, 'gone')
+      await this.disable(now, 'it answered 410 Gone')
+      this.inHand.delete(message.seq)
+      return
+    }
+    const attempts = message.attempts + 1
+    let nextAttemptAt = schedule.nextAttemptAt(attempts, now)
+    if (outcome.retryAfterMs !== undefined) {
+      this.restingUntil = Math.max(this.restingUntil, now + outcome.retryAfterMs)
+      if (nextAttemptAt !== null) nextAttemptAt = Math.max(nextAttemptAt, now + outcome.retryAfterMs)
+    }
+    await store.rescheduleMessage(message.seq, attempts, nextAttemptAt)
+    observer?.attempted(message.event, nextAttemptAt === null ? 'exhausted' : 'failed')
+    this.inHand.delete(message.seq)
+    // Messages read before the failure wait for the endpoint to recover.
+    this.queue = []
+    if (this.failuresInARow >= failuresBeforeRest) {
+      this.restingUntil = Math.max(this.restingUntil, now + schedule.restAfter(this.failuresInARow - failuresBeforeRest + 1))
+    }
+    if (now - this.failingSince >= this.services.disableAfterMs) {
+      await this.disable(now, `every attempt failed for ${Math.round((now - this.failingSince) / 1000)} seconds`)
+    }
+  }
+
+  private async disable (now: number, reason: string): Promise<void> {
+    this.disabled = true
+    this.queue = []
+    await this.services.store.disableEndpoint(this.endpoint.id, now, reason)
+  }
+}

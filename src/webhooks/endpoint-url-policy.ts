@@ -1,0 +1,80 @@
+import { lookup } from 'node:dns/promises'
+import { isIP, type LookupFunction } from 'node:net'
+import { isLoopback, nonPublicKind } from './public-address.js'
+
+export interface ResolvedAddress {
+  readonly address: string
+  readonly family: number
+}
+
+// Every address a host name resolves to (the system resolver by default; tests bring their own,
+// so that no name is ever resolved or connected to outside this machine).
+export type ResolveHost = (hostname: string) => Promise<readonly ResolvedAddress[]>
+
+export const systemResolver: ResolveHost = async (hostname) => lookup(hostname, { all: true, verbatim: true })
+
+export class RefusedUrlError extends Error {}
+
+// Where a webhook may be sent: `https://` on a host whose every address is public. With
+// WEBHOOK_ALLOW_LOOPBACK=true, the loopback addresses too, over http:// as well, for development
+// and tests. Checked when an endpoint is registered, and again at each connection, on the
+// address the connection then goes to, so that a name that resolves to a public address at
+// registration and to a private one later (DNS rebinding) is refused.
+export class EndpointUrlPolicy {
+  constructor (private readonly allowLoopback: boolean, private readonly resolve: ResolveHost = systemResolver) {}
+
+  // The URL, or a RefusedUrlError that says why not.
+  async check (text: string): Promise<URL> {
+    let url: URL
+    try {
+      url = new URL(text)
+    } catch {
+      throw new RefusedUrlError('it is not an absolute URL')
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new RefusedUrlError('it must be an https:// URL')
+    if (url.username !== '' || url.password !== '') throw new RefusedUrlError('it must not hold credentials')
+    if (text.includes('#')) throw new RefusedUrlError('it must not have a fragment')
+    const addresses = await this.addressesOf(url)
+    if (url.protocol === 'http:' && !(this.allowLoopback && addresses.every(({ address }) => isLoopback(address)))) {
+      throw new RefusedUrlError('it must be an https:// URL')
+    }
+    return url
+  }
+
+  // The addresses a connection to the URL may go to, each checked; for a name, resolved now.
+  async addressesOf (url: URL): Promise<readonly ResolvedAddress[]> {
+    const host = url.hostname.replace(/^\[(.*)\]$/, '$1')
+    const family = isIP(host)
+    const addresses = family !== 0 ? [{ address: host, family }] : await this.resolved(host)
+    for (const { address } of addresses) this.checkAddress(host, address)
+    return addresses
+  }
+
+  // For the connections of deliveries: resolves the name and connects to an address just
+  // checked, or fails the connection. (An IP literal never reaches a lookup: addressesOf checks it.)
+  readonly lookup: LookupFunction = (hostname, options, callback) => {
+    this.addressesOf(new URL(`https://${hostname.includes(':') ? `[${hostname}]` : hostname}/`)).then((addresses) => {
+      const first = addresses[0]!
+      if (options.all === true) callback(null, addresses.map(({ address, family }) => ({ address, family })))
+      else callback(null, first.address, first.family)
+    }, (error: unknown) => { callback(error as NodeJS.ErrnoException, '', 0) })
+  }
+
+  private async resolved (host: string): Promise<readonly ResolvedAddress[]> {
+    let addresses: readonly ResolvedAddress[]
+    try {
+      addresses = await this.resolve(host)
+    } catch {
+      addresses = []
+    }
+    if (addresses.length === 0) throw new RefusedUrlError(`its host ${host} cannot be resolved`)
+    return addresses
+  }
+
+  private checkAddress (host: string, address: string): void {
+    const kind = nonPublicKind(address)
+    if (kind === undefined || (this.allowLoopback && kind === 'a loopback address')) return
+    const resolvedTo = host === address ? '' : ` resolves to ${address}, which`
+    throw new RefusedUrlError(`its host ${host}${resolvedTo} is ${kind}`)
+  }
+}

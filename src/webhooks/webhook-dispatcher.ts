@@ -1,0 +1,130 @@
+import { randomUUID } from 'node:crypto'
+import type { WebhookStore } from '../store/webhook-store.js'
+import { type DeliveryServices, EndpointDelivery } from './endpoint-delivery.js'
+import type { WebhookOutbox } from './webhook-outbox.js'
+
+export interface DispatcherLogger {
+  warn (details: object, message: string): void
+}
+
+// How often the outbox is read when nothing nudges it, and the endpoints' subscriptions.
+const pollMs = 50
+const subscriptionsEveryMs = 1000
+// An endpoint's lease: renewed every 2 s, taken over by another instance 10 s after its holder
+// stopped renewing it (it died, or lost its database).
+const leaseMs = 10_000
+const renewEveryMs = 2000
+// On close, attempts in flight are given this long to finish.
+const closeWaitMs = 2000
+// A failure to reach the store is logged once a minute at most while it lasts.
+const warnEveryMs = 60_000
+
+// The deliveries of this instance: the endpoints whose lease it holds, each delivering on its
+// own (src/webhooks/endpoint-delivery.ts), so that one slow or dead endpoint delays no other.
+// Every instance runs one; on PostgreSQL, or on one SQLite file shared by processes, each
+// endpoint's messages are attempted by the one instance holding its lease at a time.
+export class WebhookDispatcher {
+  private readonly owner = randomUUID()
+  private readonly deliveries = new Map<string, EndpointDelivery>()
+  private timer: NodeJS.Timeout | undefined
+  private round: Promise<void> | undefined
+  private again = false
+  private stopped = false
+  private nextLeaseAt = 0
+  private nextSubscriptionsAt = 0
+  private enabledEndpoints = 0
+  private lastWarnedAt = 0
+
+  constructor (
+    private readonly store: WebhookStore,
+    private readonly outbox: WebhookOutbox,
+    private readonly services: DeliveryServices,
+    private readonly logger: DispatcherLogger
+  ) {}
+
+  start (): void {
+    this.stopped = false
+    this.timer = setInterval(this.nudge, pollMs).unref()
+    this.nudge()
+  }
+
+  // Reads the endpoints again at once (after a change made on this instance).
+  refresh (): void {
+    this.nextLeaseAt = 0
+    this.nextSubscriptionsAt = 0
+    this.nudge()
+  }
+
+  // Runs a round now, or once the one running ends.
+  readonly nudge = (): void => {
+    if (this.stopped) return
+    if (this.round !== undefined) {
+      this.again = true
+      return
+    }
+    this.round = this.runRounds().finally(() => { this.round = undefined })
+  }
+
+  async stop (): Promise<void> {
+    this.stopped = true
+    clearInterval(this.timer)
+    await this.round
+    await Promise.all([...this.deliveries.values()].map(async (delivery) => delivery.close(closeWaitMs)))
+    try {
+      for (const delivery of this.deliveries.values()) await delivery.flush()
+      await this.store.releaseEndpoints(this.owner)
+    } catch {
+      // The leases lapse by themselves; what was delivered and not yet deleted is sent again.
+    }
+    this.deliveries.clear()
+  }
+
+  private async runRounds (): Promise<void> {
+    do {
+      this.again = false
+      try {
+        await this.runRound(Date.now())
+      } catch (error) {
+        const now = Date.now()
+        if (now - this.lastWarnedAt >= warnEveryMs) {
+          this.lastWarnedAt = now
+          this.logger.warn({ err: error }, 'webhook deliveries wait: the store cannot be read now')
+        }
+        return
+      }
+    } while (this.again && !this.stopped)
+  }
+
+  private async runRound (now: number): Promise<void> {
+    if (now >= this.nextSubscriptionsAt) {
+      const subscriptions = await this.store.subscriptions()
+      this.outbox.update(subscriptions)
+      this.enabledEndpoints = subscriptions.length
+      this.nextSubscriptionsAt = now + subscriptionsEveryMs
+    }
+    // With no endpoint enabled there is no lease to take (and, on SQLite, no write lock to ask for).
+    if (now >= this.nextLeaseAt && (this.enabledEndpoints > 0 || this.deliveries.size > 0)) {
+      await this.renewLeases(now)
+      this.nextLeaseAt = now + renewEveryMs
+    }
+    for (const delivery of this.deliveries.values()) await delivery.flush()
+    for (const delivery of this.deliveries.values()) await delivery.pump(now, this.nudge)
+  }
+
+  // Endpoints deleted or disabled elsewhere, or leased by another instance, are let go.
+  private async renewLeases (now: number): Promise<void> {
+    const held = await this.store.leaseEndpoints(this.owner, now, now + leaseMs)
+    const heldIds = new Set(held.map(({ id }) => id))
+    for (const [id, delivery] of this.deliveries) {
+      if (!heldIds.has(id) || delivery.disabled) {
+        this.deliveries.delete(id)
+        void delivery.flush().catch(() => undefined).finally(() => { void delivery.close(0) })
+      }
+    }
+    for (const endpoint of held) {
+      const delivery = this.deliveries.get(endpoint.id)
+      if (delivery === undefined) this.deliveries.set(endpoint.id, new EndpointDelivery(endpoint, this.services))
+      else delivery.update(endpoint)
+    }
+  }
+}

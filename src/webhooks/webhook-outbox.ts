@@ -1,0 +1,52 @@
+import { randomUUID } from 'node:crypto'
+import type { WebhookDefinition } from '../spec/webhook-definitions.js'
+import type { Outbox, OutboxMessage, PlantChange } from '../store/outbox.js'
+import { plantWithId, type PlantRow } from '../store/plant-store.js'
+import type { RetrySchedule } from './retry-schedule.js'
+
+// The messages the store writes with each change (src/store/outbox.ts): one per webhook of
+// openapi.yaml sent for the change that some enabled endpoint is subscribed to. Which ones are
+// wanted is known from the endpoints (update), read again every second and after every change
+// made here, so that a change of the endpoints on another instance takes effect within seconds.
+// The store itself joins each message with the endpoints subscribed at commit.
+export class WebhookOutbox implements Outbox {
+  private wanted: ReadonlyMap<PlantChange, readonly WebhookDefinition[]> = new Map()
+
+  constructor (
+    private readonly definitions: readonly WebhookDefinition[],
+    private readonly schedule: RetrySchedule,
+    // Told when messages were written, so that delivery starts without waiting for a poll.
+    private readonly written: () => void
+  ) {}
+
+  // The events each enabled endpoint is subscribed to (null: every one).
+  update (subscriptions: ReadonlyArray<readonly string[] | null>): void {
+    const subscribed = (name: string): boolean => subscriptions.some((events) => events === null || events.includes(name))
+    const wanted = new Map<PlantChange, WebhookDefinition[]>()
+    for (const definition of this.definitions) {
+      if (subscribed(definition.name)) wanted.set(definition.sentWhen, [...(wanted.get(definition.sentWhen) ?? []), definition])
+    }
+    this.wanted = wanted
+  }
+
+  wants (change: PlantChange): boolean {
+    return this.wanted.has(change)
+  }
+
+  // The body is written here, once, as Standard Webhooks lays it out; the store keeps it, so
+  // that every attempt sends the same bytes.
+  messagesOf (change: PlantChange, plant: PlantRow, committedAt: number, traceparent: string | undefined): readonly OutboxMessage[] {
+    const definitions = this.wanted.get(change)
+    if (definitions === undefined) return []
+    this.written()
+    const data = plantWithId(plant)
+    const timestamp = new Date(committedAt).toISOString()
+    return definitions.map(({ name }) => ({
+      messageId: `msg_${randomUUID().replaceAll('-', '')}`,
+      event: name,
+      body: `{"type":${JSON.stringify(name)},"timestamp":"${timestamp}","data":${data}}`,
+      traceparent,
+      dueAt: this.schedule.firstAttemptAt(committedAt),
+    }))
+  }
+}

@@ -1,0 +1,123 @@
+import { randomUUID } from 'node:crypto'
+import type { Config } from '../config/config.js'
+import { UnknownWebhookEventError, WebhookUrlRefusedError } from '../errors/api-errors.js'
+import type { Observability } from '../observability/observability.js'
+import type { OpenApiDocument } from '../spec/openapi-document.js'
+import { webhookDefinitions } from '../spec/webhook-definitions.js'
+import type { PlantStore } from '../store/plant-store.js'
+import type { WebhookEndpointSummary } from '../store/webhook-store.js'
+import { EndpointUrlPolicy, RefusedUrlError, type ResolveHost } from './endpoint-url-policy.js'
+import { RetrySchedule } from './retry-schedule.js'
+import { type DispatcherLogger, WebhookDispatcher } from './webhook-dispatcher.js'
+import { WebhookOutbox } from './webhook-outbox.js'
+import { newSigningSecret } from './webhook-signature.js'
+
+export type WebhookSettings = Pick<Config,
+  'WEBHOOK_RETRY_SCHEDULE' | 'WEBHOOK_ALLOW_LOOPBACK' | 'WEBHOOK_TIMEOUT' | 'WEBHOOK_DISABLE_AFTER'>
+
+export interface WebhooksOptions {
+  readonly document: OpenApiDocument
+  readonly store: PlantStore
+  readonly settings: WebhookSettings
+  readonly observability: Observability
+  readonly logger: DispatcherLogger
+  // The system resolver by default; tests bring their own.
+  readonly resolveHost?: ResolveHost | undefined
+}
+
+// After a rotation, the previous secret signs too for this long.
+const previousSecretLifetimeMs = 24 * 60 * 60 * 1000
+
+// The webhooks of openapi.yaml, sent from the store's outbox to the endpoints consumers register:
+// what the endpoints' operations change, and the delivery that runs while the app does.
+export class Webhooks {
+  readonly eventNames: readonly string[]
+  private readonly policy: EndpointUrlPolicy
+  private readonly outbox: WebhookOutbox
+  private readonly dispatcher: WebhookDispatcher
+
+  constructor ({ document, store, settings, observability, logger, resolveHost }: WebhooksOptions) {
+    const definitions = webhookDefinitions(document)
+    this.eventNames = definitions.map(({ name }) => name)
+    const schedule = new RetrySchedule(settings.WEBHOOK_RETRY_SCHEDULE)
+    this.policy = new EndpointUrlPolicy(settings.WEBHOOK_ALLOW_LOOPBACK === 'true', resolveHost)
+    // Told inside the store's transaction: the round runs once the commit is done.
+    let nudgeScheduled = false
+    this.outbox = new WebhookOutbox(definitions, schedule, () => {
+      if (nudgeScheduled) return
+      nudgeScheduled = true
+      setImmediate(() => {
+        nudgeScheduled = false
+        this.dispatcher.nudge()
+      })
+    })
+    this.dispatcher = new WebhookDispatcher(store.webhooks, this.outbox, {
+      store: store.webhooks,
+      schedule,
+      policy: this.policy,
+      timeoutMs: settings.WEBHOOK_TIMEOUT * 1000,
+      disableAfterMs: settings.WEBHOOK_DISABLE_AFTER * 1000,
+      observer: observability.metrics?.observeWebhooks(this.eventNames, async () => store.webhooks.pendingMessages()),
+      traceDelivery: (event, causedBy) => observability.traceDelivery(event, causedBy),
+    }, logger)
+    store.useOutbox(this.outbox)
+    this.store = store
+  }
+
+  private readonly store: PlantStore
+
+  start (): void {
+    this.dispatcher.start()
+  }
+
+  async stop (): Promise<void> {
+    await this.dispatcher.stop()
+  }
+
+  // Registers the endpoint, in effect on this instance for every change committed after it
+  // returns. Refuses a URL the policy refuses, and an event openapi.yaml does not declare.
+  async register (url: string, events: readonly string[] | undefined): Promise<{ endpoint: WebhookEndpointSummary, secret: string }> {
+    const unknown = (events ?? []).filter((event) => !this.eventNames.includes(event))
+    if (unknown.length > 0) throw new UnknownWebhookEventError(unknown, this.eventNames)
+    try {
+      await this.policy.check(url)
+    } catch (error) {
+      if (error instanceof RefusedUrlError) throw new WebhookUrlRefusedError(error.message)
+      throw error
+    }
+    const endpoint = { id: randomUUID(), url, events: events ?? null, secret: newSigningSecret(), createdAt: Date.now() }
+    await this.store.webhooks.createEndpoint(endpoint)
+    await this.changed()
+    return {
+      endpoint: { ...endpoint, disabledAt: null, disabledReason: null, lastFailureAt: null, lastFailureReason: null, pendingMessages: 0, failedMessages: 0 },
+      secret: endpoint.secret,
+    }
+  }
+
+  async list (): Promise<WebhookEndpointSummary[]> {
+    return this.store.webhooks.listEndpoints()
+  }
+
+  // false when no endpoint has the id.
+  async delete (id: string): Promise<boolean> {
+    const deleted = await this.store.webhooks.deleteEndpoint(id)
+    if (deleted) await this.changed()
+    return deleted
+  }
+
+  // The new secret, and until when the previous one signs too; undefined when no endpoint has the id.
+  async rotateSecret (id: string): Promise<{ secret: string, previousSecretExpiresAt: number } | undefined> {
+    const secret = newSigningSecret()
+    const previousSecretExpiresAt = Date.now() + previousSecretLifetimeMs
+    if (!await this.store.webhooks.rotateSecret(id, secret, previousSecretExpiresAt)) return undefined
+    await this.changed()
+    return { secret, previousSecretExpiresAt }
+  }
+
+  // The outbox learns the endpoints at once, so that the next change committed here is sent to
+  // a new endpoint, and the dispatcher renews its leases (a new secret signs from now on).
+  private async changed (): Promise<void> {
+    this.outbox.update(await this.store.webhooks.subscriptions())
+    this.dispatcher.refresh()
+  }
+}

@@ -1,0 +1,131 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import t from 'tap'
+import { buildTestApp } from './support/helper.js'
+import { testOnEveryBackend } from './support/test-databases.js'
+import { startWebhookReceiver } from './support/webhook-receiver.js'
+import { asManager, asManagerWithJson, registerEndpoint, verifiedDelivery, webhookTestSettings } from './support/webhooks.js'
+
+// Webhooks from openapi.yaml's `webhooks`: sent for what a create or delete commits and for
+// nothing else, signed as Standard Webhooks v1 (checked with the standardwebhooks package), with
+// the body the spec declares, to the endpoints registered through the API.
+
+testOnEveryBackend(t, 'a new plant and a deleted one are sent, signed, with the bodies the spec declares; nothing else is', async (t, database) => {
+  const app = await buildTestApp(t, { DATABASE_URL: database.url, ...webhookTestSettings })
+  const receiver = await startWebhookReceiver(t)
+  const everything = await registerEndpoint(t, app, `${receiver.url}/all`)
+  const deletesOnly = await registerEndpoint(t, app, `${receiver.url}/deletes`, ['plantDeleted'])
+
+  t.equal((await app.createPlant('{"id":9007199254740993,"name":"Aloe","tag":"succulent"}')).statusCode, 200)
+  t.equal((await app.createPlant('{"id":9007199254740993,"name":"Aloe","tag":"succulent"}')).statusCode, 200, 'a replay')
+  t.equal((await app.createPlant('{"id":9007199254740993,"name":"Other"}')).statusCode, 409, 'a conflict')
+  t.equal((await app.createPlant('{"id":1}')).statusCode, 400, 'a refusal')
+  t.equal((await app.send({ method: 'DELETE', url: '/plants/9007199254740993', headers: asManager })).statusCode, 204)
+  t.equal((await app.send({ method: 'DELETE', url: '/plants/9007199254740993', headers: asManager })).statusCode, 404)
+
+  await receiver.waitFor(3)
+  await sleep(500)
+  t.equal(receiver.received.length, 3, 'one create and one delete to the first endpoint, the delete to the second: nothing more')
+  const toAll = receiver.received.filter(({ path }) => path === '/all')
+  const created = verifiedDelivery(t, toAll.find(({ body }) => body.includes('"newPlant"'))!, everything.secret)
+  t.equal(toAll.find(({ body }) => body.includes('"newPlant"'))!.body.includes('"id":9007199254740993'), true, 'the id is exact beyond 2^53')
+  t.same([created.type, created.data.name, created.data.tag], ['newPlant', 'Aloe', 'succulent'])
+  t.match(toAll.find(({ body }) => body.includes('"newPlant"'))!.body, /"data":\{"id":9007199254740993,"name":"Aloe","tag":"succulent"\}\}$/,
+    'data is the stored plant with its id')
+  const deleted = verifiedDelivery(t, toAll.find(({ body }) => body.includes('"plantDeleted"'))!, everything.secret)
+  t.same([deleted.type, deleted.data.name], ['plantDeleted', 'Aloe'], 'the deleted plant as it was stored')
+  const toDeletes = receiver.received.filter(({ path }) => path === '/deletes')
+  t.equal(toDeletes.length, 1)
+  t.equal(verifiedDelivery(t, toDeletes[0]!, deletesOnly.secret).type, 'plantDeleted')
+  t.equal(toDeletes[0]!.headers['webhook-id'], toAll.find(({ body }) => body.includes('"plantDeleted"'))!.headers['webhook-id'],
+    'one message: the same webhook-id to every endpoint')
+  t.ok(Math.abs(Date.parse(created.timestamp) - Date.now()) < 10_000, 'the timestamp is the commit\'s')
+})
+
+t.test('endpoints are listed with their state and never their secret; deleted; rotated', async (t) => {
+  const app = await buildTestApp(t, webhookTestSettings)
+  const receiver = await startWebhookReceiver(t)
+  const endpoint = await registerEndpoint(t, app, `${receiver.url}/hook?x=1`)
+  t.match(endpoint, { id: /^[0-9a-f-]{36}$/, url: `${receiver.url}/hook?x=1`, state: 'enabled', pendingMessages: 0, failedMessages: 0 })
+  t.match(endpoint.secret, /^whsec_[A-Za-z0-9+/]{43}=$/)
+  t.notOk('events' in endpoint, 'every event: no events listed')
+  const listed = await app.send({ method: 'GET', url: '/webhook-endpoints', headers: asManager })
+  t.equal(listed.statusCode, 200)
+  t.equal((listed.body as unknown[]).length, 1)
+  t.notOk(listed.response.body.includes(endpoint.secret) || listed.response.body.includes('secret'), 'no secret is listed')
+
+  await app.createPlant({ id: 1, name: 'Before' })
+  const [before] = await receiver.waitFor(1)
+  verifiedDelivery(t, before!, endpoint.secret)
+
+  const rotated = await app.send({ method: 'POST', url: `/webhook-endpoints/${endpoint.id}/rotate-secret`, headers: asManager })
+  t.equal(rotated.statusCode, 200)
+  const { secret, previousSecretExpiresAt } = rotated.body as { secret: string, previousSecretExpiresAt: string }
+  t.not(secret, endpoint.secret)
+  t.ok(Math.abs(Date.parse(previousSecretExpiresAt) - Date.now() - 86_400_000) < 60_000, 'the previous secret signs for 24 hours')
+  await app.createPlant({ id: 2, name: 'After' })
+  const [, after] = await receiver.waitFor(2)
+  verifiedDelivery(t, after!, secret)
+  verifiedDelivery(t, after!, endpoint.secret)
+  t.equal(String(after!.headers['webhook-signature']).split(' ').length, 2, 'two signatures while both secrets sign')
+
+  const deleted = await app.send({ method: 'DELETE', url: `/webhook-endpoints/${endpoint.id}`, headers: asManager })
+  t.equal(deleted.statusCode, 204)
+  await app.createPlant({ id: 3, name: 'Unheard' })
+  await sleep(400)
+  t.equal(receiver.received.length, 2, 'nothing is sent to a deleted endpoint')
+  const missing = '3f0b1c52-5d7e-4a8e-9b43-2f6e1a9c7d10'
+  for (const [method, url] of [['DELETE', `/webhook-endpoints/${missing}`], ['POST', `/webhook-endpoints/${missing}/rotate-secret`]] as const) {
+    const answer = await app.send({ method, url, headers: asManager })
+    t.same([answer.statusCode, (answer.body as { error: number }).error], [404, 40401], `${method} ${url}: 404`)
+  }
+  const notUuid = await app.send({ method: 'DELETE', url: '/webhook-endpoints/abc', headers: asManager })
+  t.equal(notUuid.statusCode, 400)
+})
+
+t.test('an endpoint\'s URL and events are checked when it is registered', async (t) => {
+  const resolved: Record<string, string[]> = {
+    'internal.example': ['10.1.2.3'],
+    'metadata.example': ['169.254.169.254'],
+    'mixed.example': ['93.184.216.34', '192.168.1.1'],
+  }
+  const app = await buildTestApp(t, {}, {
+    resolveHost: async (host) => (resolved[host] ?? []).map((address) => ({ address, family: address.includes(':') ? 6 : 4 })),
+  })
+  const cases: Array<[string, RegExp]> = [
+    ['http://127.0.0.1:9/hook', /its host 127\.0\.0\.1 is a loopback address/],
+    ['https://127.0.0.1:9/hook', /loopback address/],
+    ['https://[::1]/hook', /loopback address/],
+    ['https://10.0.0.7/hook', /its host 10\.0\.0\.7 is a private address/],
+    ['https://172.16.0.1/', /private address/],
+    ['https://192.168.0.1/', /private address/],
+    ['https://169.254.169.254/latest/meta-data', /link-local address/],
+    ['https://100.64.0.1/', /shared \(CGNAT\) address/],
+    ['https://224.0.0.1/', /multicast address/],
+    ['https://[fd00::1]/', /unique-local address/],
+    ['https://[fe80::1]/', /link-local address/],
+    ['https://[::ffff:10.0.0.1]/', /private address/],
+    ['https://[64:ff9b::a00:1]/', /private address/],
+    ['https://0.0.0.0/', /not a public address/],
+    ['https://internal.example/hook', /internal\.example resolves to 10\.1\.2\.3, which is a private address/],
+    ['https://metadata.example/', /link-local address/],
+    ['https://mixed.example/', /resolves to 192\.168\.1\.1/],
+    ['https://unknown.example/', /cannot be resolved/],
+    ['https://user:pass@plants.example.com/', /credentials/],
+    ['https://plants.example.com/#fragment', /fragment/],
+    ['ftp://plants.example.com/', /https:\/\//],
+  ]
+  for (const [url, reason] of cases) {
+    const answer = await app.send({ method: 'POST', url: '/webhook-endpoints', headers: asManagerWithJson, payload: JSON.stringify({ url }) })
+    t.equal(answer.statusCode, 400, `${url}: 400`)
+    t.equal((answer.body as { error: number }).error, 40008)
+    t.match((answer.body as { message: string }).message, reason)
+  }
+  const unknownEvent = await app.send({
+    method: 'POST', url: '/webhook-endpoints', headers: asManagerWithJson, payload: JSON.stringify({ url: 'https://10.0.0.7/', events: ['newPlant', 'plantWatered'] }),
+  })
+  t.same(unknownEvent.body, {
+    error: 40009, message: 'body.events names plantWatered, which is not a webhook of this service (newPlant, plantDeleted)',
+  })
+  const listed = await app.send({ method: 'GET', url: '/webhook-endpoints', headers: asManager })
+  t.same(listed.body, [], 'nothing refused was stored')
+})
