@@ -191,3 +191,25 @@ t.test('a request that carries a caller\'s traceparent joins the caller\'s trace
   t.equal(health.traceId, traceId)
   t.equal(health.parentSpanId, parentSpanId)
 })
+
+t.test('a webhook delivery attempt is a span linked to the create that caused it, and its traceparent is sent', async (t) => {
+  const { startWebhookReceiver } = await import('./support/webhook-receiver.js')
+  const { registerEndpoint, webhookTestSettings } = await import('./support/webhooks.js')
+  const { endpoint, exports } = await startCollector(t)
+  const testApp = await buildTestApp(t, { ...webhookTestSettings, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint })
+  const receiver = await startWebhookReceiver(t)
+  await registerEndpoint(t, testApp, receiver.url)
+  t.equal((await testApp.createPlant({ id: 1, name: 'Fern' })).statusCode, 200)
+  const [delivery] = await receiver.waitFor(1)
+  await testApp.app.close()
+
+  const spans = spansOf(exports)
+  const created = spans.find((span) => span.name === 'createPlant')
+  const handler = spans.find((span) => span.name.startsWith('handler') && span.parentSpanId === created?.spanId)
+  const attempt = only(t, spans.filter((span) => span.name === 'deliver newPlant'), 'the delivery attempt')
+  t.notOk(attempt.parentSpanId, 'an attempt is a root: it happens after the request was answered')
+  t.equal(attributeOf(attempt, 'plant_store.webhook.event'), 'newPlant')
+  t.same(attempt.links?.map(({ traceId, spanId }) => ({ traceId, spanId })), [{ traceId: handler?.traceId, spanId: handler?.spanId }],
+    'it links to the handler of the create')
+  t.equal(delivery!.headers.traceparent, `00-${attempt.traceId}-${attempt.spanId}-01`, 'the endpoint gets the attempt\'s traceparent')
+})

@@ -129,3 +129,35 @@ t.test('an endpoint\'s URL and events are checked when it is registered', async 
   const listed = await app.send({ method: 'GET', url: '/webhook-endpoints', headers: asManager })
   t.same(listed.body, [], 'nothing refused was stored')
 })
+
+t.test('WEBHOOK_ALLOW_LOOPBACK=only allows loopback address literals and resolves no name', async (t) => {
+  const app = await buildTestApp(t, { WEBHOOK_ALLOW_LOOPBACK: 'only' }, {
+    resolveHost: async (host) => { throw new Error(`${host} was resolved`) },
+  })
+  for (const url of ['https://localhost/hook', 'https://plants.example.com/hook', 'https://10.0.0.7/hook']) {
+    const answer = await app.send({ method: 'POST', url: '/webhook-endpoints', headers: asManagerWithJson, payload: JSON.stringify({ url }) })
+    t.same([answer.statusCode, (answer.body as { error: number }).error], [400, 40008], `${url} is refused`)
+    t.match((answer.body as { message: string }).message, /is not a loopback address, the only ones allowed here \(WEBHOOK_ALLOW_LOOPBACK=only\)/)
+  }
+  for (const url of ['http://127.0.0.1:9/hook', 'http://[::1]:9/hook', 'https://127.0.0.2:9/hook']) {
+    const answer = await app.send({ method: 'POST', url: '/webhook-endpoints', headers: asManagerWithJson, payload: JSON.stringify({ url }) })
+    t.equal(answer.statusCode, 201, `${url} is registered`)
+  }
+})
+
+t.test('a connection goes to the address just checked: a name that now resolves to a private address is refused', async (t) => {
+  const { EndpointUrlPolicy } = await import('../src/webhooks/endpoint-url-policy.js')
+  let answer = '93.184.216.34'
+  const policy = new EndpointUrlPolicy('false', async () => [{ address: answer, family: 4 }])
+  t.equal((await policy.check('https://rebinding.example/hook')).hostname, 'rebinding.example', 'public at registration')
+  answer = '192.168.1.20'
+  const looked = await new Promise<{ error: Error | null, address: string }>((resolve) => {
+    policy.lookup('rebinding.example', {}, (error, address) => resolve({ error, address: String(address) }))
+  })
+  t.match(looked.error?.message, /rebinding\.example resolves to 192\.168\.1\.20, which is a private address/, 'refused when the connection opens')
+  answer = '93.184.216.34'
+  const again = await new Promise<{ error: Error | null, address: string }>((resolve) => {
+    policy.lookup('rebinding.example', {}, (error, address) => resolve({ error, address: String(address) }))
+  })
+  t.same(again, { error: null, address: '93.184.216.34' }, 'and the connection goes to the address checked')
+})

@@ -145,9 +145,9 @@ export const ConfigSchema = Type.Object({
     default: '0,5,300,1800,7200,18000,36000,50400,72000,86400',
     description: 'the waits, in seconds, before each attempt to deliver a webhook message, comma-separated: the first before the first attempt, each other after the attempt before it failed (Standard Webhooks\' schedule by default; shorter ones are for tests)',
   }),
-  WEBHOOK_ALLOW_LOOPBACK: Type.Union([Type.Literal('false'), Type.Literal('true')], {
+  WEBHOOK_ALLOW_LOOPBACK: Type.Union([Type.Literal('false'), Type.Literal('true'), Type.Literal('only')], {
     default: 'false',
-    description: 'false, or true to allow webhook endpoints on the loopback address (http://127.0.0.1:<port>, http://[::1]:<port>) for development and tests',
+    description: 'false; true to allow webhook endpoints on the loopback address too (http://127.0.0.1:<port>, http://[::1]:<port>) for development; or only, to allow nothing else and resolve no host name (tests and fuzzing that must never reach beyond this machine)',
   }),
   WEBHOOK_TIMEOUT: Type.Number({
     exclusiveMinimum: 0,

@@ -16,12 +16,19 @@ export const systemResolver: ResolveHost = async (hostname) => lookup(hostname, 
 export class RefusedUrlError extends Error {}
 
 // Where a webhook may be sent: `https://` on a host whose every address is public. With
-// WEBHOOK_ALLOW_LOOPBACK=true, the loopback addresses too, over http:// as well, for development
-// and tests. Checked when an endpoint is registered, and again at each connection, on the
+// WEBHOOK_ALLOW_LOOPBACK=true, the loopback addresses too, over http:// as well, for development;
+// with `only`, nothing but loopback address literals, and no name is ever resolved (tests and
+// fuzzing, which must not reach beyond this machine, even to ask a DNS server). Checked when an endpoint is registered, and again at each connection, on the
 // address the connection then goes to, so that a name that resolves to a public address at
 // registration and to a private one later (DNS rebinding) is refused.
+export type LoopbackPolicy = 'false' | 'true' | 'only'
+
 export class EndpointUrlPolicy {
-  constructor (private readonly allowLoopback: boolean, private readonly resolve: ResolveHost = systemResolver) {}
+  private readonly allowLoopback: boolean
+
+  constructor (private readonly loopback: LoopbackPolicy, private readonly resolve: ResolveHost = systemResolver) {
+    this.allowLoopback = loopback !== 'false'
+  }
 
   // The URL, or a RefusedUrlError that says why not.
   async check (text: string): Promise<URL> {
@@ -45,6 +52,9 @@ export class EndpointUrlPolicy {
   async addressesOf (url: URL): Promise<readonly ResolvedAddress[]> {
     const host = url.hostname.replace(/^\[(.*)\]$/, '$1')
     const family = isIP(host)
+    if (this.loopback === 'only' && !(family !== 0 && isLoopback(host))) {
+      throw new RefusedUrlError(`its host ${host} is not a loopback address, the only ones allowed here (WEBHOOK_ALLOW_LOOPBACK=only)`)
+    }
     const addresses = family !== 0 ? [{ address: host, family }] : await this.resolved(host)
     for (const { address } of addresses) this.checkAddress(host, address)
     return addresses

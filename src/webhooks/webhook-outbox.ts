@@ -10,23 +10,31 @@ import type { RetrySchedule } from './retry-schedule.js'
 // made here, so that a change of the endpoints on another instance takes effect within seconds.
 // The store itself joins each message with the endpoints subscribed at commit.
 export class WebhookOutbox implements Outbox {
-  private wanted: ReadonlyMap<PlantChange, readonly WebhookDefinition[]> = new Map()
+  private wanted: ReadonlyMap<PlantChange, readonly WebhookDefinition[]>
 
   constructor (
     private readonly definitions: readonly WebhookDefinition[],
     private readonly schedule: RetrySchedule,
     // Told when messages were written, so that delivery starts without waiting for a poll.
     private readonly written: () => void
-  ) {}
+  ) {
+    // Until the endpoints are first read (PostgreSQL may be out of reach at start), every webhook
+    // counts as wanted: the store's join with the endpoints then decides, and none is missed.
+    this.wanted = this.wantedBy([null])
+  }
 
   // The events each enabled endpoint is subscribed to (null: every one).
   update (subscriptions: ReadonlyArray<readonly string[] | null>): void {
+    this.wanted = this.wantedBy(subscriptions)
+  }
+
+  private wantedBy (subscriptions: ReadonlyArray<readonly string[] | null>): ReadonlyMap<PlantChange, readonly WebhookDefinition[]> {
     const subscribed = (name: string): boolean => subscriptions.some((events) => events === null || events.includes(name))
     const wanted = new Map<PlantChange, WebhookDefinition[]>()
     for (const definition of this.definitions) {
       if (subscribed(definition.name)) wanted.set(definition.sentWhen, [...(wanted.get(definition.sentWhen) ?? []), definition])
     }
-    this.wanted = wanted
+    return wanted
   }
 
   wants (change: PlantChange): boolean {

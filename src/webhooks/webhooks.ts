@@ -40,7 +40,7 @@ export class Webhooks {
     const definitions = webhookDefinitions(document)
     this.eventNames = definitions.map(({ name }) => name)
     const schedule = new RetrySchedule(settings.WEBHOOK_RETRY_SCHEDULE)
-    this.policy = new EndpointUrlPolicy(settings.WEBHOOK_ALLOW_LOOPBACK === 'true', resolveHost)
+    this.policy = new EndpointUrlPolicy(settings.WEBHOOK_ALLOW_LOOPBACK, resolveHost)
     // Told inside the store's transaction: the round runs once the commit is done.
     let nudgeScheduled = false
     this.outbox = new WebhookOutbox(definitions, schedule, () => {

@@ -8,8 +8,9 @@ import type { ReceivedWebhook } from './webhook-receiver.js'
 export const asManager = { authorization: `Bearer ${testToken}` }
 export const asManagerWithJson = { ...asManager, 'content-type': 'application/json' }
 
-// The settings of a test that sends webhooks: to the loopback address, retried within a second.
-export const webhookTestSettings = { WEBHOOK_ALLOW_LOOPBACK: 'true', WEBHOOK_RETRY_SCHEDULE: '0,0.2,0.2' } as const
+// The settings of a test that sends webhooks: to the loopback address alone (no name is even
+// resolved), retried within a second.
+export const webhookTestSettings = { WEBHOOK_ALLOW_LOOPBACK: 'only', WEBHOOK_RETRY_SCHEDULE: '0,0.2,0.2' } as const
 
 export interface RegisteredEndpoint {
   readonly id: string
