@@ -26,6 +26,17 @@ export API_VERSION
 
 rm -rf sdk/python sdk/java sdk/go sdk/typescript
 mkdir -p sdk
+# The generators read openapi.yaml without its `webhooks`: they describe what the service sends to
+# a consumer's endpoint, not what a client calls, and OpenAPI Generator 7 writes them as client
+# methods that do not build (Python: a syntax error; TypeScript: duplicate identifiers). The
+# webhooks' body schemas stay, as models (NewPlantEvent, PlantDeletedEvent) a receiver can parse
+# a body into after verifying it (docs/webhooks.md).
+node -e '
+  const YAML = require("yaml")
+  const fs = require("node:fs")
+  const { webhooks, ...document } = YAML.parse(fs.readFileSync("openapi.yaml", "utf8"))
+  fs.writeFileSync("sdk/openapi-for-generators.yaml", YAML.stringify(document))
+'
 log=sdk/generate.log
 # The generator logs every file it writes; its log is kept, and shown when it fails.
 if ! JAVA_OPTS="-Dlog.level=warn" node_modules/.bin/openapi-generator-cli generate >"$log" 2>&1; then

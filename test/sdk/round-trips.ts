@@ -16,7 +16,10 @@ import { postgresUrlWithSchema, readPostgresPlants } from '../support/test-datab
 // language's tools, as a consumer builds it, and a short program of that language
 // (test/sdk/<language>/) sends one round trip through it to a live service, on SQLite and on
 // PostgreSQL: creates, replays, a conflict, ids at the int64 limits, two pages of the list
-// following its Link header, a delete, and a 403 with a token that may only read. The program
+// following its Link header, a delete, a 403 with a token that may only read, and a webhook
+// endpoint registered whose delivery the program receives and verifies (with Standard Webhooks'
+// library for Python, Java and TypeScript; Go's is not on a registry these machines reach, so
+// the Go program checks the HMAC itself). The program
 // prints what the client gave it; this file says what that must be, and reads the database to
 // check what was stored.
 
@@ -29,6 +32,7 @@ const token = 'sdk-round-trip-token'
 // new machine, seconds after.
 const buildTimeout = 600_000
 
+const standardWebhooksJava = 'com.standardwebhooks:standardwebhooks:1.2.0'
 const largestInt64 = 2n ** 63n - 1n
 const smallestInt64 = -(2n ** 63n)
 const int64RangeError = { error: 40004, message: 'body.id must be an integer from -9223372036854775808 to 9223372036854775807' }
@@ -57,7 +61,7 @@ const sdks: Sdk[] = [
       const venv = join(buildFolder, 'python-venv')
       rmSync(venv, { recursive: true, force: true })
       await run('creating a virtualenv', 'python3', ['-m', 'venv', venv])
-      await run('pip install sdk/python', join(venv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', join(sdkFolder, 'python')])
+      await run('pip install sdk/python', join(venv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', join(sdkFolder, 'python'), 'standardwebhooks==1.1.0'])
       return [join(venv, 'bin', 'python'), join(projectRoot, 'test', 'sdk', 'python', 'round_trip.py')]
     },
   },
@@ -71,7 +75,12 @@ const sdks: Sdk[] = [
       await run('mvn dependency:build-classpath (sdk/java)', 'mvn', [...maven, 'dependency:build-classpath', '-Dmdep.includeScope=runtime', `-Dmdep.outputFile=${classpathFile}`])
       const version = String((parseYaml(readFileSync(join(projectRoot, 'openapi.yaml'), 'utf8')) as { info: { version: unknown } }).info.version)
       const jar = join(sdkFolder, 'java', 'target', `plant-store-client-${version}.jar`)
-      const classpath = [jar, readFileSync(classpathFile, 'utf8').trim()].join(':')
+      // Standard Webhooks' Java library, from Maven Central, to verify the delivery.
+      await run('mvn dependency:copy (standardwebhooks)', 'mvn', [
+        '--batch-mode', '--quiet', '-Dstyle.color=never', 'org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy',
+        `-Dartifact=${standardWebhooksJava}`, `-DoutputDirectory=${buildFolder}`,
+      ])
+      const classpath = [jar, join(buildFolder, 'standardwebhooks-1.2.0.jar'), readFileSync(classpathFile, 'utf8').trim()].join(':')
       // Java runs a one-file program from its source.
       return ['java', '-cp', classpath, join(projectRoot, 'test', 'sdk', 'java', 'RoundTrip.java')]
     },
@@ -102,6 +111,7 @@ const sdks: Sdk[] = [
       const consumer = join(buildFolder, 'typescript-consumer')
       rmSync(consumer, { recursive: true, force: true })
       await createConsumerProject(consumer, join(buildFolder, filename), buildTimeout)
+      await run('npm install standardwebhooks (the consumer)', 'npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', 'standardwebhooks@1'], { cwd: consumer })
       writeFileSync(join(consumer, 'tsconfig.json'), JSON.stringify({
         compilerOptions: {
           target: 'ES2022',
@@ -152,6 +162,8 @@ function expectedRoundTrip (exactInt64: boolean): { seen: object, stored: Stored
       deleted: 204,
       deletedAgain: { status: 404, error: { error: 40401, message: 'no plant has id 10' } },
       forbidden: { status: 403, error: { error: 40301, message: 'the token lacks a role this operation needs: plants:write' } },
+      // Created, received, verified, read into the spec's NewPlantEvent model; the plant deleted again.
+      webhook: { registered: 201, listed: ['enabled'], type: 'newPlant', plant: 'Webhook fern', sameAsModel: 'Webhook fern', deleted: 204 },
     },
     // Monstera deleted.
     stored: exactInt64
@@ -229,7 +241,7 @@ for (const { language, exactInt64, build } of sdks) {
       await t.test(`round trip on ${backend.name}`, { skip: backend.skip }, async (t) => {
         const database = await backend.database(t, language)
         const readToken = await issueReadOnlyToken(database.url)
-        const server = await startServer(t, { DATABASE_URL: database.url, API_TOKENS: token })
+        const server = await startServer(t, { DATABASE_URL: database.url, API_TOKENS: token, WEBHOOK_ALLOW_LOOPBACK: 'only' })
         const [file = '', ...args] = command
         const { stdout } = await run(`the ${language} consumer`, file, args, {
           env: { ...process.env, PLANT_STORE_URL: server.baseUrl, PLANT_STORE_TOKEN: token, PLANT_STORE_READ_TOKEN: readToken },

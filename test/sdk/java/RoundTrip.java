@@ -1,9 +1,17 @@
 import com.google.gson.Gson;
+import com.standardwebhooks.Webhook;
+import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.plantstore.client.ApiClient;
@@ -11,7 +19,12 @@ import org.plantstore.client.ApiException;
 import org.plantstore.client.ApiResponse;
 import org.plantstore.client.api.OperationsApi;
 import org.plantstore.client.api.PlantsApi;
+import org.plantstore.client.api.WebhooksApi;
+import org.plantstore.client.model.CreatedWebhookEndpoint;
 import org.plantstore.client.model.NewPlant;
+import org.plantstore.client.model.NewPlantEvent;
+import org.plantstore.client.model.NewWebhookEndpoint;
+import org.plantstore.client.model.WebhookEndpoint;
 import org.plantstore.client.model.Plant;
 import org.plantstore.client.model.StoredPlant;
 
@@ -19,7 +32,9 @@ import org.plantstore.client.model.StoredPlant;
  * A consumer of the generated Java client (sdk/java) against a live service. Reads
  * PLANT_STORE_URL, PLANT_STORE_TOKEN and PLANT_STORE_READ_TOKEN (a token that may only read),
  * sends the round trip that every SDK's consumer sends (test/sdk/round-trips.ts says what each
- * answer must be) and prints what it saw as one JSON object.
+ * answer must be) and prints what it saw as one JSON object. Last, it registers a webhook endpoint
+ * (a receiver of its own on 127.0.0.1) and verifies what it receives with the Standard Webhooks
+ * library from Maven Central.
  */
 public class RoundTrip {
   private static final Pattern NEXT_PAGE = Pattern.compile("<([^>]*)>; rel=\"next\"");
@@ -47,7 +62,41 @@ public class RoundTrip {
     ApiClient reader = client();
     reader.setBearerToken(System.getenv("PLANT_STORE_READ_TOKEN"));
     seen.put("forbidden", create(new PlantsApi(reader), 12L, "Fern", null));
+    seen.put("webhook", webhook(authorised));
     System.out.println(new Gson().toJson(seen));
+  }
+
+  // Registers a receiver for newPlant, creates a plant, and verifies the delivery it gets.
+  private static Map<String, Object> webhook(ApiClient authorised) throws Exception {
+    CompletableFuture<Map.Entry<Map<String, List<String>>, String>> delivery = new CompletableFuture<>();
+    HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+    server.createContext("/hook", (exchange) -> {
+      String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
+      Map<String, List<String>> headers = new LinkedHashMap<>();
+      exchange.getRequestHeaders().forEach((name, values) -> headers.put(name.toLowerCase(Locale.ROOT), values));
+      exchange.sendResponseHeaders(204, -1);
+      exchange.close();
+      delivery.complete(Map.entry(headers, body));
+    });
+    server.start();
+    WebhooksApi webhooks = new WebhooksApi(authorised);
+    ApiResponse<CreatedWebhookEndpoint> registered = webhooks.createWebhookEndpointWithHttpInfo(new NewWebhookEndpoint()
+        .url(URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/hook")).events(Set.of("newPlant")));
+    new PlantsApi(authorised).createPlant(new NewPlant().id(20L).name("Webhook fern"));
+    Map.Entry<Map<String, List<String>>, String> received = delivery.get(15, TimeUnit.SECONDS);
+    // Throws unless the signature is the endpoint secret's.
+    new Webhook(registered.getData().getSecret()).verify(received.getValue(), received.getKey());
+    NewPlantEvent event = NewPlantEvent.fromJson(received.getValue());
+    Map<String, Object> seen = new LinkedHashMap<>();
+    seen.put("registered", registered.getStatusCode());
+    seen.put("listed", webhooks.listWebhookEndpoints().stream().map((endpoint) -> endpoint.getState().getValue()).toList());
+    seen.put("type", String.valueOf(event.getType()));
+    seen.put("plant", event.getData().getName());
+    seen.put("sameAsModel", event.getData().getName());
+    seen.put("deleted", webhooks.deleteWebhookEndpointWithHttpInfo(registered.getData().getId()).getStatusCode());
+    new PlantsApi(authorised).deletePlant(20L);
+    server.stop(0);
+    return seen;
   }
 
   // A page of plants: its ids (as text, every digit) and the next page's Link, if any.

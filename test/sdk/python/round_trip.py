@@ -2,15 +2,20 @@
 
 Reads PLANT_STORE_URL, PLANT_STORE_TOKEN and PLANT_STORE_READ_TOKEN (a token that may only read),
 sends the round trip that every SDK's consumer sends (test/sdk/round-trips.ts says what each
-answer must be) and prints what it saw as one JSON object.
+answer must be) and prints what it saw as one JSON object. Last, it registers a webhook endpoint
+(a receiver of its own on 127.0.0.1) and verifies what it receives with the Standard Webhooks
+library from PyPI.
 """
+import http.server
 import json
 import os
 import re
+import threading
 from urllib.parse import parse_qs, urlsplit
 
 import plant_store_client as plant_store
 from plant_store_client.exceptions import ApiException
+from standardwebhooks.webhooks import Webhook
 
 URL = os.environ["PLANT_STORE_URL"]
 TOKEN = os.environ["PLANT_STORE_TOKEN"]
@@ -56,6 +61,44 @@ def delete(api, plant_id):
         return failure_of(failure)
 
 
+def webhook(api_client):
+    """Registers a receiver for newPlant, creates a plant, and verifies the delivery it gets."""
+    received = []
+    arrived = threading.Event()
+
+    class Receiver(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers["content-length"])).decode("utf-8")
+            received.append(({name.lower(): value for name, value in self.headers.items()}, body))
+            self.send_response(204)
+            self.end_headers()
+            arrived.set()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    webhooks = plant_store.WebhooksApi(api_client)
+    registered = webhooks.create_webhook_endpoint_with_http_info(
+        plant_store.NewWebhookEndpoint(url=f"http://127.0.0.1:{server.server_port}/hook", events=["newPlant"]))
+    plant_store.PlantsApi(api_client).create_plant(plant_store.NewPlant(id=20, name="Webhook fern"))
+    arrived.wait(15)
+    headers, body = received[0]
+    event = Webhook(registered.data.secret).verify(body, headers)
+    seen = {
+        "registered": registered.status_code,
+        "listed": [endpoint.state for endpoint in webhooks.list_webhook_endpoints()],
+        "type": event["type"],
+        "plant": event["data"]["name"],
+        "sameAsModel": plant_store.NewPlantEvent.from_json(body).data.name,
+        "deleted": webhooks.delete_webhook_endpoint_with_http_info(registered.data.id).status_code,
+    }
+    delete(plant_store.PlantsApi(api_client), 20)
+    server.shutdown()
+    return seen
+
+
 with client(TOKEN) as authorised, client() as anonymous, client(READ_TOKEN) as reader:
     plants = plant_store.PlantsApi(authorised)
     seen = {
@@ -73,4 +116,5 @@ with client(TOKEN) as authorised, client() as anonymous, client(READ_TOKEN) as r
     seen["deleted"] = delete(plants, 10)
     seen["deletedAgain"] = delete(plants, 10)
     seen["forbidden"] = create(plant_store.PlantsApi(reader), 12, "Fern")
+    seen["webhook"] = webhook(authorised)
 print(json.dumps(seen))

@@ -1,10 +1,17 @@
 // A consumer of the generated TypeScript (fetch) client (sdk/typescript) against a live service.
 // Reads PLANT_STORE_URL, PLANT_STORE_TOKEN and PLANT_STORE_READ_TOKEN (a token that may only
 // read), sends the round trip that every SDK's consumer sends (test/sdk/round-trips.ts says what
-// each answer must be) and prints what it saw as one JSON object.
+// each answer must be) and prints what it saw as one JSON object. Last, it registers a webhook
+// endpoint (a receiver of its own on 127.0.0.1) and verifies what it receives with the Standard
+// Webhooks library from npm.
+import { once } from 'node:events'
+import { createServer, type IncomingHttpHeaders } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import {
-  type ApiResponse, Configuration, ModelErrorFromJSON, OperationsApi, PlantsApi, ResponseError, type StoredPlant,
+  type ApiResponse, Configuration, ModelErrorFromJSON, NewPlantEventFromJSON, OperationsApi, PlantsApi, ResponseError, type StoredPlant,
+  WebhooksApi,
 } from 'plant-store-client'
+import { Webhook } from 'standardwebhooks'
 
 const basePath = process.env.PLANT_STORE_URL
 const accessToken = process.env.PLANT_STORE_TOKEN
@@ -70,4 +77,40 @@ const paged = {
   deletedAgain: await remove(plants, 10),
   forbidden: await create(reader, 12, 'Fern'),
 }
-process.stdout.write(`${JSON.stringify({ ...seen, ...paged })}\n`)
+
+// Registers a receiver for newPlant, creates a plant, and verifies the delivery it gets.
+async function webhook (configuration: Configuration): Promise<object> {
+  const server = createServer().listen(0, '127.0.0.1')
+  const delivery = new Promise<{ headers: IncomingHttpHeaders, body: string }>((resolve) => {
+    server.on('request', (request, response) => {
+      let body = ''
+      request.setEncoding('utf8').on('data', (chunk: string) => { body += chunk }).on('end', () => {
+        response.writeHead(204).end()
+        resolve({ headers: request.headers, body })
+      })
+    })
+  })
+  await once(server, 'listening')
+  const webhooks = new WebhooksApi(configuration)
+  const registered = await webhooks.createWebhookEndpointRaw({
+    newWebhookEndpoint: { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, events: new Set(['newPlant']) },
+  })
+  const endpoint = await registered.value()
+  await new PlantsApi(configuration).createPlant({ newPlant: { id: 20, name: 'Webhook fern' } })
+  const { headers, body } = await delivery
+  // Throws unless the signature is the endpoint secret's.
+  const event = new Webhook(endpoint.secret).verify(body, headers as Record<string, string>) as { type: string, data: { name: string } }
+  const seen = {
+    registered: registered.raw.status,
+    listed: (await webhooks.listWebhookEndpoints()).map(({ state }) => state),
+    type: event.type,
+    plant: event.data.name,
+    sameAsModel: NewPlantEventFromJSON(JSON.parse(body)).data.name,
+    deleted: (await webhooks.deleteWebhookEndpointRaw({ id: endpoint.id })).raw.status,
+  }
+  await remove(new PlantsApi(configuration), 20)
+  server.close()
+  return seen
+}
+
+process.stdout.write(`${JSON.stringify({ ...seen, ...paged, webhook: await webhook(new Configuration({ basePath, accessToken })) })}\n`)
