@@ -16,6 +16,8 @@ export interface LoadOptions {
   readonly durationSeconds: number
   // The next request; called once per request, so every request can carry a new id.
   readonly nextRequest: () => BenchRequest
+  // Requests a second over all connections; as fast as answers come when left out.
+  readonly rate?: number
 }
 
 export interface LoadResult {
@@ -36,6 +38,7 @@ export async function runLoad (options: LoadOptions): Promise<LoadResult> {
     connections: options.connections,
     duration: options.durationSeconds,
     timeout: 10,
+    ...(options.rate === undefined ? {} : { overallRate: options.rate }),
     requests: [{
       setupRequest: (request) => {
         const { method, path, body } = options.nextRequest()

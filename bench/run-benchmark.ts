@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { cpus, tmpdir } from 'node:os'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
 import { type BenchRequest, runLoad } from './load.js'
@@ -10,6 +11,9 @@ import { formatTable, type Measurement, median, type ScenarioSummary } from './r
 import { type ServerProcess, startServerProcess } from './server-process.js'
 import { lastMillionCursors, storeTenMillionPlants, tenMillion, tenMillionPlantId } from './ten-million-plants.js'
 import { startScriptNodeOptions } from '../test/support/start-script.js'
+import {
+  awaitCatchUp, awaitQuietReceiver, backlogSize, measureDrain, measureSteadyRate, receiverStats, registerEndpoint, startReceiver, storeBacklog,
+} from './webhook-scenarios.js'
 
 // `npm run bench`: the service on SQLite and on PostgreSQL against a bare Fastify route, loaded
 // in turn, round after round, from this process. Prints the medians and stops by itself.
@@ -58,17 +62,26 @@ const tenMillionScenarios = [tenMillionScenario, tenMillionGetScenario, tenMilli
 const pageSize = 100
 // The empty store's run of the same creates, which the ten-million-plant run is compared with.
 const emptyStoreRandomIdsScenario = 'SQLite, random ids'
+// Creates with one webhook endpoint subscribed, and with a receiver down and a million messages
+// waiting, each compared with the same creates on a store with none.
+const webhookScenario = 'SQLite, new plants, one webhook endpoint'
+const postgresWebhookScenario = 'PostgreSQL, new plants, one webhook endpoint'
+const backlogScenario = 'SQLite, new plants, receiver down, 1M messages waiting'
+const steadyRate = 2000
 let replays = 0
 const replayBody = (): string => plantBody(BigInt(1 + (replays++ % replayedIdCount)))
 
 // One run, before it is compared with the bare route's runs of its round.
-type RunMeasurement = Omit<Measurement, 'ratioToBare' | 'cpuRatioToBare'>
+type RunMeasurement = Omit<Measurement, 'ratioToBare' | 'cpuRatioToBare'> & { readonly responses: number }
 
 interface Scenario {
   readonly name: string
   readonly server: ServerProcess
   readonly token?: string
   readonly nextRequest: () => BenchRequest
+  // Run before and after each measured run (the webhooks' receiver made quiet, and their catch-up).
+  readonly beforeRun?: () => Promise<void>
+  readonly afterRun?: (run: RunMeasurement) => Promise<void>
 }
 
 const create = (nextBody: () => string) => (): BenchRequest => ({ method: 'POST', path: '/plants', body: nextBody() })
@@ -125,6 +138,30 @@ async function main (): Promise<void> {
       )
     }
 
+    // Each webhook scenario has a service and a store of its own, so that the others' stay without.
+    let receiver: ServerProcess | undefined
+    let webhookService: ServerProcess | undefined
+    if ([webhookScenario, postgresWebhookScenario].some(isSelected)) receiver = started(await startReceiver(join(workFolder, 'receiver.log')))
+    if (receiver !== undefined && isSelected(webhookScenario)) {
+      webhookService = started(await startService(`sqlite:${join(workFolder, 'webhooks.db')}`, join(workFolder, 'sqlite-webhooks.log')))
+      await registerEndpoint(webhookService, token, `${receiver.baseUrl}/hook`)
+      serviceScenarios.push({
+        name: webhookScenario, server: webhookService, token, nextRequest: create(freshBody), beforeRun: quiet(receiver), afterRun: reportCatchUp(webhookService, receiver),
+      })
+    }
+    let backlogService: ServerProcess | undefined
+    let backlogReceiverPort: number | undefined
+    if (isSelected(backlogScenario)) {
+      const down = await startReceiver(join(workFolder, 'receiver-down.log'))
+      backlogReceiverPort = Number(new URL(down.baseUrl).port)
+      await down.stop()
+      const backlogStore = join(workFolder, 'backlog.db')
+      process.stdout.write(`queueing ${backlogSize.toLocaleString('en-US')} messages for a receiver that is down… `)
+      process.stdout.write(`done in ${(await storeBacklog(backlogStore, `${down.baseUrl}/hook`)).toFixed(1)} s\n`)
+      backlogService = started(await startService(`sqlite:${backlogStore}`, join(workFolder, 'sqlite-backlog.log')))
+      serviceScenarios.push({ name: backlogScenario, server: backlogService, token, nextRequest: create(freshBody) })
+    }
+
     const postgres = await preparePostgres(options['postgres-url'])
     if (typeof postgres === 'string') {
       process.stdout.write(`PostgreSQL skipped: ${postgres}\n`)
@@ -132,6 +169,15 @@ async function main (): Promise<void> {
       cleanups.push(postgres.drop)
       const service = started(await startService(postgres.url, join(workFolder, 'postgres.log')))
       serviceScenarios.push(...await backendScenarios('PostgreSQL', service))
+      if (receiver !== undefined && isSelected(postgresWebhookScenario)) {
+        const webhooksUrl = new URL(postgres.url)
+        webhooksUrl.searchParams.set('options', `-c search_path=${postgres.schema}_webhooks`)
+        const postgresWebhooks = started(await startService(webhooksUrl.toString(), join(workFolder, 'postgres-webhooks.log')))
+        await registerEndpoint(postgresWebhooks, token, `${receiver.baseUrl}/hook`)
+        serviceScenarios.push({
+          name: postgresWebhookScenario, server: postgresWebhooks, token, nextRequest: create(freshBody), beforeRun: quiet(receiver), afterRun: reportCatchUp(postgresWebhooks, receiver),
+        })
+      }
     }
 
     process.stdout.write(`${rounds} rounds of ${durationSeconds} s per scenario, ${connections} connections; warming up\n`)
@@ -146,10 +192,12 @@ async function main (): Promise<void> {
       // moves both sides of the ratio alike.
       const roundRuns: Array<[Scenario, RunMeasurement]> = []
       for (const scenario of [bareScenario, ...measuredScenarios, bareScenario]) {
+        await scenario.beforeRun?.()
         const run = await measure(scenario, durationSeconds)
         roundRuns.push([scenario, run])
         process.stdout.write(`round ${round}: ${scenario.name}: ${Math.round(run.requestsPerSecond)} req/s, ` +
           `p99 ${run.p99Ms} ms, server CPU ${run.cpuMicrosecondsPerRequest.toFixed(0)} µs/req, RSS ${run.peakResidentMiB.toFixed(0)} MiB (${signed(run.residentGrowthMiB)} MiB), failures ${run.failures}\n`)
+        await scenario.afterRun?.(run)
       }
       const bareRuns = roundRuns.filter(([scenario]) => scenario === bareScenario)
       const mean = (value: (run: RunMeasurement) => number): number =>
@@ -174,6 +222,27 @@ async function main (): Promise<void> {
       process.stdout.write(`With ${tenMillion.toLocaleString('en-US')} plants stored, creates with random ids ran at ` +
         `${Math.round(medianRate(tenMillionRuns) / medianRate(emptyStoreRuns) * 100)}% of the empty store's rate.\n`)
     }
+    const compared: Array<[string, string]> = [
+      [webhookScenario, 'SQLite, new plants'], [postgresWebhookScenario, 'PostgreSQL, new plants'], [backlogScenario, 'SQLite, new plants'],
+    ]
+    for (const [scenario, without] of compared) {
+      const scenarioRuns = runs.get(scenario)
+      const withoutRuns = runs.get(without)
+      if (scenarioRuns === undefined || withoutRuns === undefined) continue
+      process.stdout.write(`${scenario}: ${Math.round(medianRate(scenarioRuns) / medianRate(withoutRuns) * 100)}% of the rate of "${without}".\n`)
+    }
+    if (receiver !== undefined && webhookService !== undefined) {
+      const steady = await measureSteadyRate(webhookService, receiver, token, steadyRate, Math.max(10, durationSeconds), create(freshBody))
+      process.stdout.write(`At a steady ${steadyRate} creates a second, ${steady.received} of ${steady.sent} webhooks arrived; ` +
+        `from commit to receipt: p50 ${steady.p50Ms} ms, p99 ${steady.p99Ms} ms, max ${steady.maxMs} ms.\n`)
+    }
+    if (backlogService !== undefined && backlogReceiverPort !== undefined) {
+      const back = started(await startReceiver(join(workFolder, 'receiver-back.log'), backlogReceiverPort))
+      for (let waited = 0; waited < 30_000 && (await receiverStats(back)).received === 0; waited += 100) await sleep(100)
+      const drained = await measureDrain(back, Math.max(10, durationSeconds))
+      process.stdout.write(`The receiver back, the backlog drained at ${Math.round(drained)} messages a second; ` +
+        `the service's RSS ${backlogService.residentMemoryMiB().toFixed(0)} MiB.\n`)
+    }
     const firstPageRuns = runs.get(tenMillionFirstPageScenario)
     const lastPagesRuns = runs.get(tenMillionLastPagesScenario)
     if (firstPageRuns !== undefined && lastPagesRuns !== undefined) {
@@ -197,6 +266,21 @@ function signed (value: number): string {
   return `${value >= 0 ? '+' : ''}${value.toFixed(1)}`
 }
 
+const quiet = (receiver: ServerProcess) => async (): Promise<void> => awaitQuietReceiver(receiver, 120)
+
+// Once a run with an endpoint subscribed ends, its webhooks still on their way are waited for,
+// so that their delivery takes nothing from the next scenario's run, and the CPU of a create
+// with its delivery is reported whole.
+function reportCatchUp (service: ServerProcess, receiver: ServerProcess) {
+  return async (run: RunMeasurement): Promise<void> => {
+    const created = run.responses
+    const catchUp = await awaitCatchUp(service, receiver, created, 120)
+    const cpuPerCreate = (run.cpuMicrosecondsPerRequest * created + catchUp.cpuSeconds * 1e6) / created
+    process.stdout.write(`  ${catchUp.delivered} of ${created} webhooks delivered, ${catchUp.seconds.toFixed(1)} s after the run; ` +
+      `server CPU per create with its delivery ${cpuPerCreate.toFixed(0)} µs\n`)
+  }
+}
+
 async function startService (databaseUrl: string, logFile: string): Promise<ServerProcess> {
   return startServerProcess(serverScript, {
     DATABASE_URL: databaseUrl,
@@ -206,6 +290,9 @@ async function startService (databaseUrl: string, logFile: string): Promise<Serv
     // per-credential limit, and a run fails on any non-2xx. At the highest setting the limiter
     // never refuses but still counts every request, so its cost stays in what is measured.
     RATE_LIMIT_PER_CREDENTIAL: '1000000000',
+    // The receivers are local; a backlog's endpoint, once rested, is probed again within a second.
+    WEBHOOK_ALLOW_LOOPBACK: 'only',
+    WEBHOOK_RETRY_SCHEDULE: '0,1,1,1,1,1,1,1,1,1',
   }, logFile, serviceNodeOptions, options.node)
 }
 
@@ -277,7 +364,7 @@ async function measure (scenario: Scenario, seconds: number): Promise<RunMeasure
 }
 
 // A schema of its own, dropped afterwards; or why PostgreSQL cannot be benchmarked here.
-async function preparePostgres (url: string): Promise<string | { url: string, drop: () => Promise<void> }> {
+async function preparePostgres (url: string): Promise<string | { url: string, schema: string, drop: () => Promise<void> }> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 })
   try {
     await client.connect()
@@ -287,6 +374,7 @@ async function preparePostgres (url: string): Promise<string | { url: string, dr
   const schema = `plant_store_bench_${randomBytes(6).toString('hex')}`
   try {
     await client.query(`CREATE SCHEMA ${schema}`)
+    await client.query(`CREATE SCHEMA ${schema}_webhooks`)
   } catch (error) {
     await client.end()
     throw error
@@ -295,9 +383,11 @@ async function preparePostgres (url: string): Promise<string | { url: string, dr
   withSchema.searchParams.set('options', `-c search_path=${schema}`)
   return {
     url: withSchema.toString(),
+    schema,
     drop: async () => {
       try {
         await client.query(`DROP SCHEMA ${schema} CASCADE`)
+        await client.query(`DROP SCHEMA ${schema}_webhooks CASCADE`)
       } finally {
         await client.end()
       }

@@ -27,7 +27,8 @@ export async function startServerProcess (
   script: string, environment: Record<string, string>, logFile: string, nodeOptions: readonly string[] = [],
   nodeBinary = process.execPath
 ): Promise<ServerProcess> {
-  const port = await freePort()
+  // A PORT of the environment's own (a receiver started again where its endpoint points), or a free one.
+  const port = environment.PORT === undefined ? await freePort() : Number(environment.PORT)
   const log = openSync(logFile, 'w')
   const child = spawn(nodeBinary, [...nodeOptions, script], {
     env: { PATH: process.env.PATH ?? '', ...environment, HOST: '127.0.0.1', PORT: String(port) },

@@ -46,6 +46,14 @@ export interface DueWebhookMessage {
   readonly committedAt: number
   // The attempts made so far.
   readonly attempts: number
+  // When it became due: with seq, its place in the order messages are read in.
+  readonly nextAttemptAt: number
+}
+
+// A place in an endpoint's due messages, which are read in the order of (nextAttemptAt, seq).
+export interface MessagePosition {
+  readonly nextAttemptAt: number
+  readonly seq: number
 }
 
 export interface WebhookStore {
@@ -62,8 +70,9 @@ export interface WebhookStore {
   // and answers those `owner` now holds, as they are now (a rotated secret included).
   leaseEndpoints (owner: string, now: number, until: number): Promise<LeasedWebhookEndpoint[]>
   releaseEndpoints (owner: string): Promise<void>
-  // Up to `limit` messages of the endpoint due by `now`, the earliest due first.
-  dueMessages (endpointId: string, now: number, limit: number): Promise<DueWebhookMessage[]>
+  // Up to `limit` messages of the endpoint due by `now`, after `after` (from the first when null),
+  // the earliest due first.
+  dueMessages (endpointId: string, now: number, after: MessagePosition | null, limit: number): Promise<DueWebhookMessage[]>
   // The messages delivered.
   deleteMessages (seqs: readonly number[]): Promise<void>
   // A failed attempt: the message is due again at nextAttemptAt, or failed for good (null).

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net'
 import { errors, Pool } from 'undici'
 import { type EndpointUrlPolicy, RefusedUrlError } from './endpoint-url-policy.js'
 
@@ -19,14 +20,19 @@ export const maxInFlightPerEndpoint = 16
 
 // The connections to one endpoint's origin (undici keeps them alive between deliveries).
 // Redirects are never followed: a 3xx is a failure. Each connection resolves and checks the
-// endpoint's host as it opens (EndpointUrlPolicy.lookup), and an IP literal is checked before
-// every attempt.
+// endpoint's host name as it opens (EndpointUrlPolicy.lookup); an IP literal, which no lookup
+// sees, is checked once here: neither it nor the policy can change.
 export class EndpointConnection {
   private readonly pool: Pool
   private readonly path: string
+  // Why the endpoint's address is refused, or undefined when it is not.
+  private readonly refusal: Promise<unknown>
 
-  constructor (private readonly url: URL, private readonly policy: EndpointUrlPolicy, private readonly timeoutMs: number) {
+  constructor (url: URL, policy: EndpointUrlPolicy, private readonly timeoutMs: number) {
     this.path = `${url.pathname}${url.search}`
+    this.refusal = isIP(url.hostname.replace(/^\[(.*)\]$/, '$1')) === 0
+      ? Promise.resolve(undefined)
+      : policy.addressesOf(url).then(() => undefined, (error: unknown) => error)
     this.pool = new Pool(url.origin, {
       connections: maxInFlightPerEndpoint,
       connect: { lookup: policy.lookup, timeout: timeoutMs },
@@ -37,7 +43,8 @@ export class EndpointConnection {
 
   async send ({ headers, body }: Attempt): Promise<AttemptOutcome> {
     try {
-      await this.policy.addressesOf(this.url)
+      const refusal = await this.refusal
+      if (refusal !== undefined) throw refusal
       const response = await this.pool.request({
         method: 'POST',
         path: this.path,

@@ -1,6 +1,6 @@
 import type { WebhookObserver } from '../observability/service-metrics.js'
 import type { DeliveryTrace } from '../observability/tracing.js'
-import type { DueWebhookMessage, LeasedWebhookEndpoint, WebhookStore } from '../store/webhook-store.js'
+import type { DueWebhookMessage, LeasedWebhookEndpoint, MessagePosition, WebhookStore } from '../store/webhook-store.js'
 import { type AttemptOutcome, EndpointConnection, maxInFlightPerEndpoint } from './endpoint-connection.js'
 import type { EndpointUrlPolicy } from './endpoint-url-policy.js'
 import type { RetrySchedule } from './retry-schedule.js'
@@ -24,6 +24,17 @@ export interface DeliveryServices {
 const failuresBeforeRest = 5
 // Messages read from the outbox at once, beyond those already in hand.
 const readAhead = 64
+// Delivered messages are deleted together, at most this often or once this many have gathered:
+// on SQLite every commit waits for the disk (synchronous = FULL), and one commit per delivery
+// cost more than the delivery itself. A crash before the deletion sends them again, with the
+// same webhook-id, as at-least-once allows.
+const deleteEveryMs = 100
+const deleteBatch = 512
+// Each read goes on from where the last ended, so that the messages in hand are not read again
+// and again; every second it starts over from the earliest due, for a message that became due
+// behind that place (committed by another instance whose clock is behind, or read and then
+// put back after a failure).
+const readFromStartEveryMs = 1000
 
 // The delivery of one endpoint's messages, by the instance that holds its lease: up to 16
 // attempts in flight, the earliest due first. Delivered messages are deleted from the outbox in
@@ -36,8 +47,11 @@ export class EndpointDelivery {
   private readonly inHand = new Set<number>()
   private queue: DueWebhookMessage[] = []
   private delivered: number[] = []
+  private lastDeletedAt = 0
   private inFlight = 0
   private reading = false
+  private readFrom: MessagePosition | null = null
+  private readFromStartAt = 0
   private failuresInARow = 0
   private restingUntil = 0
   private readonly attempts = new Set<Promise<void>>()
@@ -64,7 +78,14 @@ export class EndpointDelivery {
     if (this.queue.length === 0 && this.inFlight < window && !this.reading) {
       this.reading = true
       try {
-        const due = await this.services.store.dueMessages(this.endpoint.id, now, this.inHand.size + readAhead)
+        if (now >= this.readFromStartAt) {
+          this.readFrom = null
+          this.readFromStartAt = now + readFromStartEveryMs
+        }
+        const limit = this.readFrom === null ? this.inHand.size + readAhead : readAhead
+        const due = await this.services.store.dueMessages(this.endpoint.id, now, this.readFrom, limit)
+        const last = due.at(-1)
+        if (last !== undefined) this.readFrom = { nextAttemptAt: last.nextAttemptAt, seq: last.seq }
         this.queue = due.filter(({ seq }) => !this.inHand.has(seq))
       } finally {
         this.reading = false
@@ -83,8 +104,15 @@ export class EndpointDelivery {
     }
   }
 
-  // Deletes the messages delivered since the last flush.
+  // Deletes the messages delivered since the last deletion, when enough time has passed or
+  // enough have gathered.
+  async flushDue (now: number): Promise<void> {
+    if (now - this.lastDeletedAt >= deleteEveryMs || this.delivered.length >= deleteBatch) await this.flush()
+  }
+
+  // Deletes the messages delivered since the last deletion.
   async flush (): Promise<void> {
+    this.lastDeletedAt = Date.now()
     if (this.delivered.length === 0) return
     const delivered = this.delivered
     this.delivered = []
@@ -151,8 +179,9 @@ export class EndpointDelivery {
     await store.rescheduleMessage(message.seq, attempts, nextAttemptAt)
     observer?.attempted(message.event, nextAttemptAt === null ? 'exhausted' : 'failed')
     this.inHand.delete(message.seq)
-    // Messages read before the failure wait for the endpoint to recover.
+    // Messages read before the failure wait for the endpoint to recover, and are read again then.
     this.queue = []
+    this.readFrom = null
     if (this.failuresInARow >= failuresBeforeRest) {
       this.restingUntil = Math.max(this.restingUntil, now + schedule.restAfter(this.failuresInARow - failuresBeforeRest + 1))
     }

@@ -107,7 +107,7 @@ export class WebhookDispatcher {
       await this.renewLeases(now)
       this.nextLeaseAt = now + renewEveryMs
     }
-    for (const delivery of this.deliveries.values()) await delivery.flush()
+    for (const delivery of this.deliveries.values()) await delivery.flushDue(now)
     for (const delivery of this.deliveries.values()) await delivery.pump(now, this.nudge)
   }
 

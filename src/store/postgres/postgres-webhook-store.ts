@@ -1,5 +1,5 @@
 import type {
-  DueWebhookMessage, LeasedWebhookEndpoint, NewWebhookEndpointRow, WebhookEndpointSummary, WebhookStore,
+  DueWebhookMessage, LeasedWebhookEndpoint, MessagePosition, NewWebhookEndpointRow, WebhookEndpointSummary, WebhookStore,
 } from '../webhook-store.js'
 import type { RunPostgresQuery } from './postgres-api-token-store.js'
 
@@ -36,6 +36,7 @@ interface MessageRecord {
   traceparent: string | null
   committed_at: Bigint
   attempts: number
+  next_attempt_at: Bigint
 }
 
 const numberOrNull = (value: Bigint | null): number | null => value === null ? null : Number(value)
@@ -50,8 +51,9 @@ const selectEndpoints = `SELECT e.id, e.url, e.events, e.created_at, e.disabled_
 const leaseEndpoints = `UPDATE webhook_endpoints SET lease_owner = $1, lease_until = $2
   WHERE disabled_at IS NULL AND (lease_owner = $1 OR lease_until IS NULL OR lease_until < $3)
   RETURNING id, url, secret, previous_secret, previous_secret_until, failing_since`
-const selectDue = `SELECT seq, message_id, event, body, traceparent, committed_at, attempts
-  FROM webhook_messages WHERE endpoint_id = $1 AND next_attempt_at <= $2 ORDER BY next_attempt_at, seq LIMIT $3`
+const selectDue = `SELECT seq, message_id, event, body, traceparent, committed_at, attempts, next_attempt_at
+  FROM webhook_messages WHERE endpoint_id = $1 AND next_attempt_at <= $2 AND (next_attempt_at, seq) > ($3, $4)
+  ORDER BY next_attempt_at, seq LIMIT $5`
 // The endpoint's messages go with it, in the same statement.
 const deleteEndpoint = `WITH messages AS (DELETE FROM webhook_messages WHERE endpoint_id = $1)
   DELETE FROM webhook_endpoints WHERE id = $1 RETURNING id`
@@ -120,8 +122,11 @@ export class PostgresWebhookStore implements WebhookStore {
     await this.runQuery({ text: 'UPDATE webhook_endpoints SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = $1', values: [owner] })
   }
 
-  async dueMessages (endpointId: string, now: number, limit: number): Promise<DueWebhookMessage[]> {
-    const { rows } = await this.runQuery<MessageRecord>({ name: 'select-due-webhook-messages', text: selectDue, values: [endpointId, now, limit] })
+  async dueMessages (endpointId: string, now: number, after: MessagePosition | null, limit: number): Promise<DueWebhookMessage[]> {
+    const [afterAt, afterSeq] = after === null ? [-1, -1] : [after.nextAttemptAt, after.seq]
+    const { rows } = await this.runQuery<MessageRecord>({
+      name: 'select-due-webhook-messages', text: selectDue, values: [endpointId, now, afterAt, afterSeq, limit],
+    })
     return rows.map((record) => ({
       seq: Number(record.seq),
       messageId: record.message_id,
@@ -130,6 +135,7 @@ export class PostgresWebhookStore implements WebhookStore {
       traceparent: record.traceparent,
       committedAt: Number(record.committed_at),
       attempts: record.attempts,
+      nextAttemptAt: Number(record.next_attempt_at),
     }))
   }
 

@@ -1,5 +1,5 @@
 import type {
-  DueWebhookMessage, LeasedWebhookEndpoint, NewWebhookEndpointRow, WebhookEndpointSummary, WebhookStore,
+  DueWebhookMessage, LeasedWebhookEndpoint, MessagePosition, NewWebhookEndpointRow, WebhookEndpointSummary, WebhookStore,
 } from '../webhook-store.js'
 import type { Transaction } from 'better-sqlite3'
 import type { Database } from './sqlite-driver.js'
@@ -36,6 +36,7 @@ interface MessageRecord {
   traceparent: string | null
   committed_at: bigint
   attempts: bigint
+  next_attempt_at: bigint
 }
 
 const numberOrNull = (value: bigint | null): number | null => value === null ? null : Number(value)
@@ -62,8 +63,10 @@ export class SqliteWebhookStore implements WebhookStore {
         WHERE disabled_at IS NULL AND (lease_owner = ? OR lease_until IS NULL OR lease_until < ?)
         RETURNING id, url, secret, previous_secret, previous_secret_until, failing_since`),
       release: database.prepare('UPDATE webhook_endpoints SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ?'),
-      selectDue: database.prepare<[string, bigint, number], MessageRecord>(`SELECT seq, message_id, event, body, traceparent, committed_at, attempts
-        FROM webhook_messages WHERE endpoint_id = ? AND next_attempt_at <= ? ORDER BY next_attempt_at, seq LIMIT ?`),
+      selectDue: database.prepare<[string, bigint, number, number, number], MessageRecord>(`SELECT seq, message_id, event, body, traceparent,
+          committed_at, attempts, next_attempt_at
+        FROM webhook_messages WHERE endpoint_id = ? AND next_attempt_at <= ? AND (next_attempt_at, seq) > (?, ?)
+        ORDER BY next_attempt_at, seq LIMIT ?`),
       deleteMessage: database.prepare('DELETE FROM webhook_messages WHERE seq = ?'),
       reschedule: database.prepare('UPDATE webhook_messages SET attempts = ?, next_attempt_at = ? WHERE seq = ?'),
       recordFailure: database.prepare(`UPDATE webhook_endpoints
@@ -132,8 +135,9 @@ export class SqliteWebhookStore implements WebhookStore {
     this.run(() => this.statements.release.run(owner))
   }
 
-  async dueMessages (endpointId: string, now: number, limit: number): Promise<DueWebhookMessage[]> {
-    return this.run(() => this.statements.selectDue.all(endpointId, BigInt(now), limit)).map((record) => ({
+  async dueMessages (endpointId: string, now: number, after: MessagePosition | null, limit: number): Promise<DueWebhookMessage[]> {
+    const [afterAt, afterSeq] = after === null ? [-1, -1] : [after.nextAttemptAt, after.seq]
+    return this.run(() => this.statements.selectDue.all(endpointId, BigInt(now), afterAt, afterSeq, limit)).map((record) => ({
       seq: Number(record.seq),
       messageId: record.message_id,
       event: record.event,
@@ -141,6 +145,7 @@ export class SqliteWebhookStore implements WebhookStore {
       traceparent: record.traceparent,
       committedAt: Number(record.committed_at),
       attempts: Number(record.attempts),
+      nextAttemptAt: Number(record.next_attempt_at),
     }))
   }
 

@@ -1,0 +1,123 @@
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Database } from '../src/store/sqlite/sqlite-driver.js'
+import { SqlitePlantStore } from '../src/store/sqlite/sqlite-plant-store.js'
+import { type BenchRequest, runLoad } from './load.js'
+import { type ServerProcess, startServerProcess } from './server-process.js'
+
+// The webhooks' part of `npm run bench`: creates with one endpoint subscribed (a receiver in a
+// process of its own answering 200 at once), the delay from commit to receipt at a steady rate,
+// creates while a receiver is down with a million messages waiting, and the drain of that
+// backlog once the receiver is back.
+
+export const receiverScript = join(import.meta.dirname, 'webhook-receiver.js')
+export const backlogSize = 1_000_000
+
+export interface ReceiverStats {
+  readonly received: number
+  readonly p50Ms: number
+  readonly p99Ms: number
+  readonly maxMs: number
+}
+
+export async function startReceiver (logFile: string, port?: number): Promise<ServerProcess> {
+  return startServerProcess(receiverScript, port === undefined ? {} : { PORT: String(port) }, logFile)
+}
+
+export async function receiverStats (receiver: ServerProcess): Promise<ReceiverStats> {
+  return await (await fetch(`${receiver.baseUrl}/stats`)).json() as ReceiverStats
+}
+
+export async function registerEndpoint (service: ServerProcess, token: string, url: string): Promise<void> {
+  const response = await fetch(`${service.baseUrl}/webhook-endpoints`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ url }),
+  })
+  if (response.status !== 201) throw new Error(`registering ${url} got ${response.status}: ${await response.text()}`)
+}
+
+// A SQLite store with one endpoint (at `url`, where nothing answers yet) owed `backlogSize`
+// newPlant messages, written with one statement before the service starts. Resolves with the
+// seconds it took.
+export async function storeBacklog (filename: string, url: string): Promise<number> {
+  const store = await SqlitePlantStore.open({ filename })
+  await store.close()
+  const database = new Database(filename)
+  try {
+    database.pragma('journal_mode = WAL')
+    const started = performance.now()
+    const now = Date.now()
+    database.prepare('INSERT INTO webhook_endpoints (id, url, secret, created_at) VALUES (?, ?, ?, ?)')
+      .run('00000000-0000-4000-8000-000000000001', url, `whsec_${Buffer.alloc(32, 7).toString('base64')}`, now)
+    database.exec(`INSERT INTO webhook_messages (endpoint_id, message_id, event, body, committed_at, next_attempt_at)
+      WITH RECURSIVE counter (x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM counter WHERE x < ${backlogSize})
+      SELECT '00000000-0000-4000-8000-000000000001', printf('msg_%032x', x), 'newPlant',
+        '{"type":"newPlant","timestamp":"' || strftime('%Y-%m-%dT%H:%M:%fZ', 'now') || '","data":{"id":' || x || ',"name":"Fern","tag":"shade"}}',
+        ${now}, ${now}
+      FROM counter`)
+    database.pragma('wal_checkpoint(TRUNCATE)')
+    return (performance.now() - started) / 1000
+  } finally {
+    database.close()
+  }
+}
+
+// Creates at a steady `rate` for `seconds`, then the receiver's account of their delays.
+export async function measureSteadyRate (
+  service: ServerProcess, receiver: ServerProcess, token: string, rate: number, seconds: number, nextRequest: () => BenchRequest
+): Promise<ReceiverStats & { sent: number }> {
+  await fetch(`${receiver.baseUrl}/reset`, { method: 'POST' })
+  const result = await runLoad({ baseUrl: service.baseUrl, token, connections: 16, durationSeconds: seconds, rate, nextRequest })
+  // The last ones' deliveries.
+  for (let waited = 0; waited < 5000 && (await receiverStats(receiver)).received < result.responses; waited += 100) await sleep(100)
+  return { ...await receiverStats(receiver), sent: result.responses }
+}
+
+// Messages a second the receiver gets over `seconds`, once it is back.
+export async function measureDrain (receiver: ServerProcess, seconds: number): Promise<number> {
+  const before = (await receiverStats(receiver)).received
+  await sleep(seconds * 1000)
+  return ((await receiverStats(receiver)).received - before) / seconds
+}
+
+export interface CatchUp {
+  readonly delivered: number
+  readonly seconds: number
+  readonly cpuSeconds: number
+}
+
+// After a run of `created` creates, waits (up to `limitSeconds`) until the receiver has had a
+// message for each since its last reset: how long the deliveries took to catch up once the load
+// stopped, and the service CPU they used meanwhile. Resets the receiver for the next run.
+export async function awaitCatchUp (
+  service: ServerProcess, receiver: ServerProcess, created: number, limitSeconds: number
+): Promise<CatchUp> {
+  const started = performance.now()
+  const cpuBefore = service.cpuSeconds()
+  let delivered = (await receiverStats(receiver)).received
+  while (delivered < created && performance.now() - started < limitSeconds * 1000) {
+    await sleep(50)
+    delivered = (await receiverStats(receiver)).received
+  }
+  const catchUp = { delivered, seconds: (performance.now() - started) / 1000, cpuSeconds: service.cpuSeconds() - cpuBefore }
+  await fetch(`${receiver.baseUrl}/reset`, { method: 'POST' })
+  return catchUp
+}
+
+// Waits (up to `limitSeconds`) until the receiver has had nothing for a second, then resets it:
+// what a warm-up or an earlier run left on its way is not counted in the next.
+export async function awaitQuietReceiver (receiver: ServerProcess, limitSeconds: number): Promise<void> {
+  const started = performance.now()
+  let last = -1
+  let quietSince = performance.now()
+  while (performance.now() - started < limitSeconds * 1000 && performance.now() - quietSince < 1000) {
+    const { received } = await receiverStats(receiver)
+    if (received !== last) {
+      last = received
+      quietSince = performance.now()
+    }
+    await sleep(100)
+  }
+  await fetch(`${receiver.baseUrl}/reset`, { method: 'POST' })
+}
