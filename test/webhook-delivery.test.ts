@@ -109,7 +109,7 @@ testOnEveryBackend(t, 'messages wait in the store while the receiver is down, ac
   const first = await buildTestApp(t, settings)
   const { secret } = await registerEndpoint(t, first, `http://127.0.0.1:${port}/hook`)
   for (let id = 1; id <= 5; id++) await first.createPlant({ id, name: `Plant ${id}` })
-  await sleep(300)
+  for (let waited = 0; (await endpointStates(first))[0]?.lastFailure === undefined && waited < 10_000; waited += 50) await sleep(50)
   t.match((await endpointStates(first))[0], { pendingMessages: 5, lastFailure: { reason: 'connection refused' } })
   await first.app.close()
 
