@@ -1,5 +1,5 @@
 import { Database } from '../src/store/sqlite/sqlite-driver.js'
-import { SqlitePlantStore } from '../src/store/sqlite/sqlite-plant-store.js'
+import { prefillSqliteStore } from './prefilled-store.js'
 
 export const tenMillion = 10_000_000
 
@@ -9,20 +9,11 @@ export const tenMillion = 10_000_000
 // random ids are). About 10 s and 430 MB on the machine of docs/benchmark.md's table. Resolves with the
 // seconds it took.
 export async function storeTenMillionPlants (filename: string): Promise<number> {
-  const store = await SqlitePlantStore.open({ filename })
-  await store.close()
-  const database = new Database(filename)
-  try {
-    database.pragma('journal_mode = WAL')
-    const started = performance.now()
+  return prefillSqliteStore(filename, (database) => {
     database.exec(`INSERT INTO plants (id, document)
       WITH RECURSIVE counter (x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM counter WHERE x < ${tenMillion})
       SELECT (x * 1073741789) % 4503599627370496 AS id, '{"name":"Fern","tag":"shade"}' FROM counter ORDER BY id`)
-    database.pragma('wal_checkpoint(TRUNCATE)')
-    return (performance.now() - started) / 1000
-  } finally {
-    database.close()
-  }
+  })
 }
 
 // The id of the store's x-th plant, x from 1 to ten million, as storeTenMillionPlants wrote it.

@@ -1,7 +1,6 @@
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { Database } from '../src/store/sqlite/sqlite-driver.js'
-import { SqlitePlantStore } from '../src/store/sqlite/sqlite-plant-store.js'
+import { prefillSqliteStore } from './prefilled-store.js'
 import { type BenchRequest, runLoad } from './load.js'
 import { type ServerProcess, startServerProcess } from './server-process.js'
 
@@ -41,12 +40,7 @@ export async function registerEndpoint (service: ServerProcess, token: string, u
 // newPlant messages, written with one statement before the service starts. Resolves with the
 // seconds it took.
 export async function storeBacklog (filename: string, url: string): Promise<number> {
-  const store = await SqlitePlantStore.open({ filename })
-  await store.close()
-  const database = new Database(filename)
-  try {
-    database.pragma('journal_mode = WAL')
-    const started = performance.now()
+  return prefillSqliteStore(filename, (database) => {
     const now = Date.now()
     database.prepare('INSERT INTO webhook_endpoints (id, url, secret, created_at) VALUES (?, ?, ?, ?)')
       .run('00000000-0000-4000-8000-000000000001', url, `whsec_${Buffer.alloc(32, 7).toString('base64')}`, now)
@@ -56,11 +50,7 @@ export async function storeBacklog (filename: string, url: string): Promise<numb
         '{"type":"newPlant","timestamp":"' || strftime('%Y-%m-%dT%H:%M:%fZ', 'now') || '","data":{"id":' || x || ',"name":"Fern","tag":"shade"}}',
         ${now}, ${now}
       FROM counter`)
-    database.pragma('wal_checkpoint(TRUNCATE)')
-    return (performance.now() - started) / 1000
-  } finally {
-    database.close()
-  }
+  })
 }
 
 // Creates at a steady `rate` for `seconds`, then the receiver's account of their delays.
