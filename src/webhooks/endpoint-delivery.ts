@@ -32,8 +32,8 @@ const deleteEveryMs = 100
 const deleteBatch = 512
 // Each read goes on from where the last ended, so that the messages in hand are not read again
 // and again; every second it starts over from the earliest due, for a message that became due
-// behind that place (committed by another instance whose clock is behind, or read and then
-// put back after a failure).
+// behind that place: one committed after messages due later (by another instance, or by a batch
+// that took longer than the next one), or one read and then put back after a failure.
 const readFromStartEveryMs = 1000
 
 // The delivery of one endpoint's messages, by the instance that holds its lease: up to 16
