@@ -3,7 +3,6 @@ import { randomBytes } from 'node:crypto'
 import { cpus, tmpdir } from 'node:os'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
 import { type BenchRequest, runLoad } from './load.js'
@@ -12,7 +11,7 @@ import { type ServerProcess, startServerProcess } from './server-process.js'
 import { lastMillionCursors, storeTenMillionPlants, tenMillion, tenMillionPlantId } from './ten-million-plants.js'
 import { startScriptNodeOptions } from '../test/support/start-script.js'
 import {
-  awaitCatchUp, awaitQuietReceiver, backlogSize, measureDrain, measureSteadyRate, receiverStats, registerEndpoint, startReceiver, storeBacklog,
+  awaitCatchUp, awaitQuietReceiver, awaitReceived, backlogSize, measureDrain, measureSteadyRate, registerEndpoint, startReceiver, storeBacklog,
 } from './webhook-scenarios.js'
 
 // `npm run bench`: the service on SQLite and on PostgreSQL against a bare Fastify route, loaded
@@ -238,7 +237,7 @@ async function main (): Promise<void> {
     }
     if (backlogService !== undefined && backlogReceiverPort !== undefined) {
       const back = started(await startReceiver(join(workFolder, 'receiver-back.log'), backlogReceiverPort))
-      for (let waited = 0; waited < 30_000 && (await receiverStats(back)).received === 0; waited += 100) await sleep(100)
+      await awaitReceived(back, 1, 30)
       const drained = await measureDrain(back, Math.max(10, durationSeconds))
       process.stdout.write(`The receiver back, the backlog drained at ${Math.round(drained)} messages a second; ` +
         `the service's RSS ${backlogService.residentMemoryMiB().toFixed(0)} MiB.\n`)

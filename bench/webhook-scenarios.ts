@@ -53,6 +53,18 @@ export async function storeBacklog (filename: string, url: string): Promise<numb
   })
 }
 
+// Waits (up to `limitSeconds`) until the receiver has had `count` messages since its last reset;
+// resolves with how many it has had.
+export async function awaitReceived (receiver: ServerProcess, count: number, limitSeconds: number): Promise<number> {
+  const started = performance.now()
+  let received = (await receiverStats(receiver)).received
+  while (received < count && performance.now() - started < limitSeconds * 1000) {
+    await sleep(50)
+    received = (await receiverStats(receiver)).received
+  }
+  return received
+}
+
 // Creates at a steady `rate` for `seconds`, then the receiver's account of their delays.
 export async function measureSteadyRate (
   service: ServerProcess, receiver: ServerProcess, token: string, rate: number, seconds: number, nextRequest: () => BenchRequest
@@ -60,7 +72,7 @@ export async function measureSteadyRate (
   await fetch(`${receiver.baseUrl}/reset`, { method: 'POST' })
   const result = await runLoad({ baseUrl: service.baseUrl, token, connections: 16, durationSeconds: seconds, rate, nextRequest })
   // The last ones' deliveries.
-  for (let waited = 0; waited < 5000 && (await receiverStats(receiver)).received < result.responses; waited += 100) await sleep(100)
+  await awaitReceived(receiver, result.responses, 5)
   return { ...await receiverStats(receiver), sent: result.responses }
 }
 
@@ -85,11 +97,7 @@ export async function awaitCatchUp (
 ): Promise<CatchUp> {
   const started = performance.now()
   const cpuBefore = service.cpuSeconds()
-  let delivered = (await receiverStats(receiver)).received
-  while (delivered < created && performance.now() - started < limitSeconds * 1000) {
-    await sleep(50)
-    delivered = (await receiverStats(receiver)).received
-  }
+  const delivered = await awaitReceived(receiver, created, limitSeconds)
   const catchUp = { delivered, seconds: (performance.now() - started) / 1000, cpuSeconds: service.cpuSeconds() - cpuBefore }
   await fetch(`${receiver.baseUrl}/reset`, { method: 'POST' })
   return catchUp

@@ -56,6 +56,9 @@ export interface MessagePosition {
   readonly seq: number
 }
 
+// The place before every message (times and seqs are never negative).
+export const beforeEveryMessage: MessagePosition = { nextAttemptAt: -1, seq: -1 }
+
 export interface WebhookStore {
   createEndpoint (endpoint: NewWebhookEndpointRow): Promise<void>
   // Oldest first.
@@ -70,9 +73,8 @@ export interface WebhookStore {
   // and answers those `owner` now holds, as they are now (a rotated secret included).
   leaseEndpoints (owner: string, now: number, until: number): Promise<LeasedWebhookEndpoint[]>
   releaseEndpoints (owner: string): Promise<void>
-  // Up to `limit` messages of the endpoint due by `now`, after `after` (from the first when null),
-  // the earliest due first.
-  dueMessages (endpointId: string, now: number, after: MessagePosition | null, limit: number): Promise<DueWebhookMessage[]>
+  // Up to `limit` messages of the endpoint due by `now` and placed after `after`, the earliest due first.
+  dueMessages (endpointId: string, now: number, after: MessagePosition, limit: number): Promise<DueWebhookMessage[]>
   // The messages delivered.
   deleteMessages (seqs: readonly number[]): Promise<void>
   // A failed attempt: the message is due again at nextAttemptAt, or failed for good (null).

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net'
 import { errors, Pool } from 'undici'
-import { type EndpointUrlPolicy, RefusedUrlError } from './endpoint-url-policy.js'
+import { type EndpointUrlPolicy, hostOf, RefusedUrlError } from './endpoint-url-policy.js'
 
 // What one attempt came to. A failure says why in words a person reads in the endpoint's
 // lastFailure, whether the endpoint said it is gone for good (410), and when it asked to be
@@ -30,7 +30,7 @@ export class EndpointConnection {
 
   constructor (url: URL, policy: EndpointUrlPolicy, private readonly timeoutMs: number) {
     this.path = `${url.pathname}${url.search}`
-    this.refusal = isIP(url.hostname.replace(/^\[(.*)\]$/, '$1')) === 0
+    this.refusal = isIP(hostOf(url)) === 0
       ? Promise.resolve(undefined)
       : policy.addressesOf(url).then(() => undefined, (error: unknown) => error)
     this.pool = new Pool(url.origin, {

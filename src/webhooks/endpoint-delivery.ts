@@ -1,6 +1,6 @@
 import type { WebhookObserver } from '../observability/service-metrics.js'
 import type { DeliveryTrace } from '../observability/tracing.js'
-import type { DueWebhookMessage, LeasedWebhookEndpoint, MessagePosition, WebhookStore } from '../store/webhook-store.js'
+import { beforeEveryMessage, type DueWebhookMessage, type LeasedWebhookEndpoint, type MessagePosition, type WebhookStore } from '../store/webhook-store.js'
 import { type AttemptOutcome, EndpointConnection, maxInFlightPerEndpoint } from './endpoint-connection.js'
 import type { EndpointUrlPolicy } from './endpoint-url-policy.js'
 import type { RetrySchedule } from './retry-schedule.js'
@@ -50,7 +50,7 @@ export class EndpointDelivery {
   private lastDeletedAt = 0
   private inFlight = 0
   private reading = false
-  private readFrom: MessagePosition | null = null
+  private readFrom: MessagePosition = beforeEveryMessage
   private readFromStartAt = 0
   private failuresInARow = 0
   private restingUntil = 0
@@ -79,10 +79,10 @@ export class EndpointDelivery {
       this.reading = true
       try {
         if (now >= this.readFromStartAt) {
-          this.readFrom = null
+          this.readFrom = beforeEveryMessage
           this.readFromStartAt = now + readFromStartEveryMs
         }
-        const limit = this.readFrom === null ? this.inHand.size + readAhead : readAhead
+        const limit = this.readFrom === beforeEveryMessage ? this.inHand.size + readAhead : readAhead
         const due = await this.services.store.dueMessages(this.endpoint.id, now, this.readFrom, limit)
         const last = due.at(-1)
         if (last !== undefined) this.readFrom = { nextAttemptAt: last.nextAttemptAt, seq: last.seq }
@@ -181,7 +181,7 @@ export class EndpointDelivery {
     this.inHand.delete(message.seq)
     // Messages read before the failure wait for the endpoint to recover, and are read again then.
     this.queue = []
-    this.readFrom = null
+    this.readFrom = beforeEveryMessage
     if (this.failuresInARow >= failuresBeforeRest) {
       this.restingUntil = Math.max(this.restingUntil, now + schedule.restAfter(this.failuresInARow - failuresBeforeRest + 1))
     }

@@ -15,6 +15,11 @@ export const systemResolver: ResolveHost = async (hostname) => lookup(hostname, 
 
 export class RefusedUrlError extends Error {}
 
+// The URL's host, an IPv6 literal without its brackets.
+export function hostOf (url: URL): string {
+  return url.hostname.replace(/^\[(.*)\]$/, '$1')
+}
+
 // Where a webhook may be sent: `https://` on a host whose every address is public. With
 // WEBHOOK_ALLOW_LOOPBACK=true, the loopback addresses too, over http:// as well, for development;
 // with `only`, nothing but loopback address literals, and no name is ever resolved (tests and
@@ -50,7 +55,7 @@ export class EndpointUrlPolicy {
 
   // The addresses a connection to the URL may go to, each checked; for a name, resolved now.
   async addressesOf (url: URL): Promise<readonly ResolvedAddress[]> {
-    const host = url.hostname.replace(/^\[(.*)\]$/, '$1')
+    const host = hostOf(url)
     const family = isIP(host)
     if (this.loopback === 'only' && !(family !== 0 && isLoopback(host))) {
       throw new RefusedUrlError(`its host ${host} is not a loopback address, the only ones allowed here (WEBHOOK_ALLOW_LOOPBACK=only)`)

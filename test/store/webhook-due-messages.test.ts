@@ -3,6 +3,7 @@ import { PostgresPlantStore } from '../../src/store/postgres/postgres-plant-stor
 import type { PlantStore } from '../../src/store/plant-store.js'
 import { SqlitePlantStore } from '../../src/store/sqlite/sqlite-plant-store.js'
 import type { Outbox } from '../../src/store/outbox.js'
+import { beforeEveryMessage } from '../../src/store/webhook-store.js'
 import { plantRow } from '../support/plant-rows.js'
 import { postgresSkipReason, postgresTestDatabase } from '../support/test-databases.js'
 
@@ -40,11 +41,11 @@ function testDueMessages (t: Test, openStore: (t: Test) => Promise<PlantStore>):
     await storeWithMessages(store, [now - 30, now - 10, now - 20, now - 10, now + 60_000])
     const ids = (messages: ReadonlyArray<{ messageId: string }>): string[] => messages.map(({ messageId }) => messageId)
 
-    const all = await store.webhooks.dueMessages(endpointId, now, null, 10)
+    const all = await store.webhooks.dueMessages(endpointId, now, beforeEveryMessage, 10)
     t.same(ids(all), ['msg_1', 'msg_3', 'msg_2', 'msg_4'])
     t.same(all.map(({ nextAttemptAt }) => nextAttemptAt), [now - 30, now - 20, now - 10, now - 10])
 
-    const firstPage = await store.webhooks.dueMessages(endpointId, now, null, 2)
+    const firstPage = await store.webhooks.dueMessages(endpointId, now, beforeEveryMessage, 2)
     t.same(ids(firstPage), ['msg_1', 'msg_3'])
     const last = firstPage.at(-1)!
     const secondPage = await store.webhooks.dueMessages(endpointId, now, { nextAttemptAt: last.nextAttemptAt, seq: last.seq }, 2)

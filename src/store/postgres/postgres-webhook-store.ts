@@ -122,10 +122,9 @@ export class PostgresWebhookStore implements WebhookStore {
     await this.runQuery({ text: 'UPDATE webhook_endpoints SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = $1', values: [owner] })
   }
 
-  async dueMessages (endpointId: string, now: number, after: MessagePosition | null, limit: number): Promise<DueWebhookMessage[]> {
-    const [afterAt, afterSeq] = after === null ? [-1, -1] : [after.nextAttemptAt, after.seq]
+  async dueMessages (endpointId: string, now: number, after: MessagePosition, limit: number): Promise<DueWebhookMessage[]> {
     const { rows } = await this.runQuery<MessageRecord>({
-      name: 'select-due-webhook-messages', text: selectDue, values: [endpointId, now, afterAt, afterSeq, limit],
+      name: 'select-due-webhook-messages', text: selectDue, values: [endpointId, now, after.nextAttemptAt, after.seq, limit],
     })
     return rows.map((record) => ({
       seq: Number(record.seq),

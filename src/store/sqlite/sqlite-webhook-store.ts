@@ -135,9 +135,8 @@ export class SqliteWebhookStore implements WebhookStore {
     this.run(() => this.statements.release.run(owner))
   }
 
-  async dueMessages (endpointId: string, now: number, after: MessagePosition | null, limit: number): Promise<DueWebhookMessage[]> {
-    const [afterAt, afterSeq] = after === null ? [-1, -1] : [after.nextAttemptAt, after.seq]
-    return this.run(() => this.statements.selectDue.all(endpointId, BigInt(now), afterAt, afterSeq, limit)).map((record) => ({
+  async dueMessages (endpointId: string, now: number, after: MessagePosition, limit: number): Promise<DueWebhookMessage[]> {
+    return this.run(() => this.statements.selectDue.all(endpointId, BigInt(now), after.nextAttemptAt, after.seq, limit)).map((record) => ({
       seq: Number(record.seq),
       messageId: record.message_id,
       event: record.event,
