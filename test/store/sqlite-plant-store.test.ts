@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs'
+import { existsSync, statSync } from 'node:fs'
+import { setTimeout } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import { Database } from '../../src/store/sqlite/sqlite-driver.js'
 import { SqlitePlantStore } from '../../src/store/sqlite/sqlite-plant-store.js'
@@ -73,4 +74,36 @@ t.test('a store that cannot take the write lock is not ready, and is ready again
   await t.rejects(store.checkReady(), StoreUnavailableError)
   other.exec('ROLLBACK')
   await t.resolves(store.checkReady())
+})
+
+// The log is copied into the database file by a thread of the store's own
+// (src/store/sqlite/wal-checkpointer.ts), not by the commits that fill it: the request thread's
+// own checkpoint waits for 16,000 pages, far more than these creates write. Until a checkpoint,
+// the database file lacks the pages that only the log holds.
+t.test('the write-ahead log is checkpointed into the database file off the request thread', async (t) => {
+  const filename = `${t.testdir()}/plants.db`
+  const store = await SqlitePlantStore.open({ filename })
+  t.teardown(() => store.close())
+  for (let batch = 0; batch < 20; batch++) {
+    await Promise.all(Array.from({ length: 100 }, async (_, index) =>
+      store.createPlant(plantRow({ id: BigInt(batch * 100 + index), name: 'Fern'.repeat(20) }))))
+  }
+  const requestConnection = (store as unknown as { database: Database }).database
+  t.equal(requestConnection.pragma('wal_autocheckpoint', { simple: true }), 16_000n,
+    'the request thread checkpoints only as a safety net')
+  const pageSize = Number(requestConnection.pragma('page_size', { simple: true }))
+  const bytesOfAllPages = (): number => Number(requestConnection.pragma('page_count', { simple: true })) * pageSize
+  t.ok(bytesOfAllPages() > 40 * pageSize, `the creates filled ${bytesOfAllPages() / pageSize} pages`)
+  const deadline = Date.now() + 5000
+  while (statSync(filename).size < bytesOfAllPages() && Date.now() < deadline) await setTimeout(20)
+  t.equal(statSync(filename).size, bytesOfAllPages(), 'the database file holds every page')
+})
+
+t.test('closing the store stops its checkpointer and leaves no log behind', async (t) => {
+  const filename = `${t.testdir()}/plants.db`
+  const store = await SqlitePlantStore.open({ filename })
+  await store.createPlant(plantRow({ id: 1n, name: 'Fern' }))
+  await store.close()
+  t.notOk(existsSync(`${filename}-wal`), 'the last connection to close checkpointed and removed the log')
+  t.same(inspect(filename, (database) => database.prepare('SELECT id FROM plants').pluck().all()), [1n])
 })

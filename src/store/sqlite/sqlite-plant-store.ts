@@ -13,6 +13,7 @@ import { SqliteApiTokenStore } from './sqlite-api-token-store.js'
 import { Database, SqliteError } from './sqlite-driver.js'
 import { sqliteMigrationConnection } from './sqlite-migrations.js'
 import { SqliteWebhookStore } from './sqlite-webhook-store.js'
+import { WalCheckpointer } from './wal-checkpointer.js'
 
 export interface SqlitePlantStoreOptions {
   readonly filename: string
@@ -21,6 +22,12 @@ export interface SqlitePlantStoreOptions {
   readonly busyTimeoutMs?: number
   readonly batchObserver?: BatchObserver | undefined
 }
+
+// The log is checkpointed by a thread of its own every 100 ms (src/store/sqlite/wal-checkpointer.ts).
+// Should that thread fall behind (or fail), a commit that takes the log past 16,000 pages
+// (64 MiB) checkpoints it as SQLite does by default, so the log stays bounded.
+const checkpointEveryMs = 100
+const safetyNetCheckpointPages = 16_000
 
 // Failures that say "not now" rather than "never": the request may be retried.
 const transientErrorCodes = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|PROTOCOL)/
@@ -57,11 +64,14 @@ export class SqlitePlantStore implements PlantStore {
 
   static async open ({ filename, busyTimeoutMs = 250, batchObserver }: SqlitePlantStoreOptions): Promise<SqlitePlantStore> {
     const { database, migrations } = await openDatabase(filename, busyTimeoutMs)
-    return new SqlitePlantStore(database, migrations, `SQLite file ${filename}`, batchObserver)
+    database.pragma(`wal_autocheckpoint = ${safetyNetCheckpointPages}`)
+    const checkpointer = WalCheckpointer.start(filename, checkpointEveryMs)
+    return new SqlitePlantStore(database, checkpointer, migrations, `SQLite file ${filename}`, batchObserver)
   }
 
   private constructor (
     private readonly database: Database,
+    private readonly checkpointer: WalCheckpointer,
     readonly migrationsAtOpen: MigrationReport,
     readonly description: string,
     batchObserver: BatchObserver | undefined
@@ -160,6 +170,7 @@ export class SqlitePlantStore implements PlantStore {
   async close (): Promise<void> {
     if (!this.database.open) return
     await this.writes.close()
+    await this.checkpointer.stop()
     this.database.close()
   }
 
