@@ -8,7 +8,9 @@ import pg from 'pg'
 import { type BenchRequest, runLoad } from './load.js'
 import { formatTable, type Measurement, median, type ScenarioSummary } from './report.js'
 import { type ServerProcess, startServerProcess } from './server-process.js'
-import { lastMillionCursors, storeTenMillionPlants, tenMillion, tenMillionPlantId } from './ten-million-plants.js'
+import {
+  lastMillionCursors, storeTenMillionPlants, storeTenMillionPlantsInPostgres, tenMillion, tenMillionPlantId,
+} from './ten-million-plants.js'
 import { startScriptNodeOptions } from '../test/support/start-script.js'
 import {
   awaitCatchUp, awaitQuietReceiver, awaitReceived, backlogSize, measureDrain, measureSteadyRate, registerEndpoint, startReceiver, storeBacklog,
@@ -59,8 +61,11 @@ const tenMillionFirstPageScenario = 'SQLite, 10M stored, listPlants first page'
 const tenMillionLastPagesScenario = 'SQLite, 10M stored, listPlants last million'
 const tenMillionScenarios = [tenMillionScenario, tenMillionGetScenario, tenMillionFirstPageScenario, tenMillionLastPagesScenario]
 const pageSize = 100
-// The empty store's run of the same creates, which the ten-million-plant run is compared with.
-const emptyStoreRandomIdsScenario = 'SQLite, random ids'
+const postgresTenMillionScenario = 'PostgreSQL, 10M stored, random ids'
+// Each ten-million-plant run of creates, and the empty store's run it is compared with.
+const tenMillionComparisons: Array<[string, string]> = [
+  [tenMillionScenario, 'SQLite, random ids'], [postgresTenMillionScenario, 'PostgreSQL, random ids'],
+]
 // Creates with one webhook endpoint subscribed, and with a receiver down and a million messages
 // waiting, each compared with the same creates on a store with none.
 const webhookScenario = 'SQLite, new plants, one webhook endpoint'
@@ -177,6 +182,16 @@ async function main (): Promise<void> {
           name: postgresWebhookScenario, server: postgresWebhooks, token, nextRequest: create(freshBody), beforeRun: quiet(receiver), afterRun: reportCatchUp(postgresWebhooks, receiver),
         })
       }
+      // The ten-million-plant store on PostgreSQL: a schema of its own, made by the service's
+      // migrations, then filled.
+      if (isSelected(postgresTenMillionScenario)) {
+        const largeUrl = new URL(postgres.url)
+        largeUrl.searchParams.set('options', `-c search_path=${postgres.schema}_large`)
+        const postgresLarge = started(await startService(largeUrl.toString(), join(workFolder, 'postgres-large.log')))
+        process.stdout.write('storing ten million plants in PostgreSQL… ')
+        process.stdout.write(`done in ${(await storeTenMillionPlantsInPostgres(largeUrl.toString())).toFixed(1)} s\n`)
+        serviceScenarios.push({ name: postgresTenMillionScenario, server: postgresLarge, token, nextRequest: create(randomIdBody) })
+      }
     }
 
     process.stdout.write(`${rounds} rounds of ${durationSeconds} s per scenario, ${connections} connections; warming up\n`)
@@ -214,12 +229,12 @@ async function main (): Promise<void> {
 
     const summaries: ScenarioSummary[] = scenarios.map(({ name }) => ({ name, runs: runs.get(name)! }))
     process.stdout.write(`\n${formatTable(summaries)}\n\n`)
-    const tenMillionRuns = runs.get(tenMillionScenario)
-    const emptyStoreRuns = runs.get(emptyStoreRandomIdsScenario)
     const medianRate = (scenarioRuns: Measurement[]): number => median(scenarioRuns.map((run) => run.requestsPerSecond))
-    if (tenMillionRuns !== undefined && emptyStoreRuns !== undefined) {
-      process.stdout.write(`With ${tenMillion.toLocaleString('en-US')} plants stored, creates with random ids ran at ` +
-        `${Math.round(medianRate(tenMillionRuns) / medianRate(emptyStoreRuns) * 100)}% of the empty store's rate.\n`)
+    for (const [large, empty] of tenMillionComparisons) {
+      const largeRuns = runs.get(large)
+      const emptyRuns = runs.get(empty)
+      if (largeRuns === undefined || emptyRuns === undefined) continue
+      process.stdout.write(`${large}: ${Math.round(medianRate(largeRuns) / medianRate(emptyRuns) * 100)}% of the empty store's rate ("${empty}").\n`)
     }
     const compared: Array<[string, string]> = [
       [webhookScenario, 'SQLite, new plants'], [postgresWebhookScenario, 'PostgreSQL, new plants'], [backlogScenario, 'SQLite, new plants'],
@@ -374,6 +389,7 @@ async function preparePostgres (url: string): Promise<string | { url: string, sc
   try {
     await client.query(`CREATE SCHEMA ${schema}`)
     await client.query(`CREATE SCHEMA ${schema}_webhooks`)
+    await client.query(`CREATE SCHEMA ${schema}_large`)
   } catch (error) {
     await client.end()
     throw error
@@ -387,6 +403,7 @@ async function preparePostgres (url: string): Promise<string | { url: string, sc
       try {
         await client.query(`DROP SCHEMA ${schema} CASCADE`)
         await client.query(`DROP SCHEMA ${schema}_webhooks CASCADE`)
+        await client.query(`DROP SCHEMA ${schema}_large CASCADE`)
       } finally {
         await client.end()
       }
