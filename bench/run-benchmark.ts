@@ -9,7 +9,7 @@ import { type BenchRequest, runLoad } from './load.js'
 import { formatTable, type Measurement, median, type ScenarioSummary } from './report.js'
 import { type ServerProcess, startServerProcess } from './server-process.js'
 import {
-  lastMillionCursors, storeTenMillionPlants, storeTenMillionPlantsInPostgres, tenMillion, tenMillionPlantId,
+  lastMillionCursors, storeTenMillionPlants, storeTenMillionPlantsInPostgres, tenMillionPlantId,
 } from './ten-million-plants.js'
 import { startScriptNodeOptions } from '../test/support/start-script.js'
 import {
@@ -30,6 +30,9 @@ const { values: options } = parseArgs({
     // Only the scenarios whose names this regular expression matches, beside the bare route:
     // `--only "new plants" --rounds 1 --duration 60` is a memory run.
     only: { type: 'string', default: '' },
+    // How many plants the large stores hold: ten million, or others for the cost of a create
+    // as a store grows (`--stored 100000000 --only "random ids"`).
+    stored: { type: 'string', default: '10000000' },
   },
 })
 const onlyScenarios = new RegExp(options.only)
@@ -53,15 +56,17 @@ const freshBody = (): string => plantBody(++lastFreshId)
 // on another page of the table's index. A repeat is a replay (a 200 too), and rare enough
 // (some 10^6 ids drawn from 4.5 × 10^15) not to matter.
 const randomIdBody = (): string => plantBody(BigInt(Math.floor(Math.random() * 2 ** 52)))
-const tenMillionScenario = 'SQLite, 10M stored, random ids'
+const stored = Number(options.stored)
+const storedLabel = stored % 1_000_000 === 0 ? `${stored / 1_000_000}M` : stored.toLocaleString('en-US')
+const tenMillionScenario = `SQLite, ${storedLabel} stored, random ids`
 // Reads on the same store: plants that exist, picked at random; the first page of the list; and
 // pages from the last million ids, which a keyset page reaches as fast as the first.
-const tenMillionGetScenario = 'SQLite, 10M stored, getPlant random ids'
-const tenMillionFirstPageScenario = 'SQLite, 10M stored, listPlants first page'
-const tenMillionLastPagesScenario = 'SQLite, 10M stored, listPlants last million'
+const tenMillionGetScenario = `SQLite, ${storedLabel} stored, getPlant random ids`
+const tenMillionFirstPageScenario = `SQLite, ${storedLabel} stored, listPlants first page`
+const tenMillionLastPagesScenario = `SQLite, ${storedLabel} stored, listPlants last million`
 const tenMillionScenarios = [tenMillionScenario, tenMillionGetScenario, tenMillionFirstPageScenario, tenMillionLastPagesScenario]
 const pageSize = 100
-const postgresTenMillionScenario = 'PostgreSQL, 10M stored, random ids'
+const postgresTenMillionScenario = `PostgreSQL, ${storedLabel} stored, random ids`
 // Each ten-million-plant run of creates, and the empty store's run it is compared with.
 const tenMillionComparisons: Array<[string, string]> = [
   [tenMillionScenario, 'SQLite, random ids'], [postgresTenMillionScenario, 'PostgreSQL, random ids'],
@@ -126,17 +131,19 @@ async function main (): Promise<void> {
     const sqlite = started(await startService(`sqlite:${join(workFolder, 'plants.db')}`, join(workFolder, 'sqlite.log')))
     serviceScenarios.push(...await backendScenarios('SQLite', sqlite))
 
-    // The same creates with random ids, and reads, on a store that already holds ten million plants.
+    // The same creates with random ids, and reads, on a store that already holds ten million
+    // plants (or --stored).
     if (tenMillionScenarios.some(isSelected)) {
-      const largeStore = join(workFolder, 'ten-million-plants.db')
-      process.stdout.write('storing ten million plants in a SQLite file… ')
-      process.stdout.write(`done in ${(await storeTenMillionPlants(largeStore)).toFixed(1)} s\n`)
-      const cursors = lastMillionCursors(largeStore, 1000, pageSize)
+      const largeStore = join(workFolder, 'large-store.db')
+      process.stdout.write(`storing ${stored.toLocaleString('en-US')} plants in a SQLite file… `)
+      process.stdout.write(`done in ${(await storeTenMillionPlants(largeStore, stored)).toFixed(1)} s\n`)
+      // Read only when the pages are measured: on a large store, reaching its last tenth takes a while.
+      const cursors = isSelected(tenMillionLastPagesScenario) ? lastMillionCursors(largeStore, 1000, pageSize, stored) : []
       let nextCursor = 0
       const large = started(await startService(`sqlite:${largeStore}`, join(workFolder, 'sqlite-large.log')))
       serviceScenarios.push(
         { name: tenMillionScenario, server: large, token, nextRequest: create(randomIdBody) },
-        { name: tenMillionGetScenario, server: large, token, nextRequest: read(() => `/plants/${tenMillionPlantId(1 + Math.floor(Math.random() * tenMillion))}`) },
+        { name: tenMillionGetScenario, server: large, token, nextRequest: read(() => `/plants/${tenMillionPlantId(1 + Math.floor(Math.random() * stored))}`) },
         { name: tenMillionFirstPageScenario, server: large, token, nextRequest: read(() => `/plants?limit=${pageSize}`) },
         { name: tenMillionLastPagesScenario, server: large, token, nextRequest: read(() => `/plants?limit=${pageSize}&after=${cursors[nextCursor++ % cursors.length]}`) }
       )
@@ -188,8 +195,8 @@ async function main (): Promise<void> {
         const largeUrl = new URL(postgres.url)
         largeUrl.searchParams.set('options', `-c search_path=${postgres.schema}_large`)
         const postgresLarge = started(await startService(largeUrl.toString(), join(workFolder, 'postgres-large.log')))
-        process.stdout.write('storing ten million plants in PostgreSQL… ')
-        process.stdout.write(`done in ${(await storeTenMillionPlantsInPostgres(largeUrl.toString())).toFixed(1)} s\n`)
+        process.stdout.write(`storing ${stored.toLocaleString('en-US')} plants in PostgreSQL… `)
+        process.stdout.write(`done in ${(await storeTenMillionPlantsInPostgres(largeUrl.toString(), stored)).toFixed(1)} s\n`)
         serviceScenarios.push({ name: postgresTenMillionScenario, server: postgresLarge, token, nextRequest: create(randomIdBody) })
       }
     }
