@@ -3,6 +3,10 @@ import { Database } from '../src/store/sqlite/sqlite-driver.js'
 import { prefillSqliteStore } from './prefilled-store.js'
 
 export const tenMillion = 10_000_000
+// The x-th plant's id is x · idMultiplier mod idSpace, in both backends' fills and in
+// tenMillionPlantId.
+const idMultiplier = 1073741789n
+const idSpace = 2n ** 52n
 
 // A SQLite store holding ten million plants (or `stored`), built with one statement: the store is
 // opened once so that its migrations make the tables, then ids spread across 2^52 are inserted in
@@ -13,7 +17,7 @@ export async function storeTenMillionPlants (filename: string, stored = tenMilli
   return prefillSqliteStore(filename, (database) => {
     database.exec(`INSERT INTO plants (id, document)
       WITH RECURSIVE counter (x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM counter WHERE x < ${stored})
-      SELECT (x * 1073741789) % 4503599627370496 AS id, '{"name":"Fern","tag":"shade"}' FROM counter ORDER BY id`)
+      SELECT (x * ${idMultiplier}) % ${idSpace} AS id, '{"name":"Fern","tag":"shade"}' FROM counter ORDER BY id`)
   })
 }
 
@@ -26,7 +30,7 @@ export async function storeTenMillionPlantsInPostgres (url: string, stored = ten
   try {
     const started = performance.now()
     await client.query(`INSERT INTO plants (id, document)
-      SELECT (x::bigint * 1073741789) % 4503599627370496 AS id, '{"name":"Fern","tag":"shade"}'::jsonb
+      SELECT (x::bigint * ${idMultiplier}) % ${idSpace} AS id, '{"name":"Fern","tag":"shade"}'::jsonb
       FROM generate_series(1, ${stored}) AS x ORDER BY id`)
     await client.query('VACUUM ANALYZE plants')
     return (performance.now() - started) / 1000
@@ -37,7 +41,7 @@ export async function storeTenMillionPlantsInPostgres (url: string, stored = ten
 
 // The id of the store's x-th plant, x from 1 to ten million, as storeTenMillionPlants wrote it.
 export function tenMillionPlantId (x: number): bigint {
-  return (BigInt(x) * 1073741789n) % 4503599627370496n
+  return (BigInt(x) * idMultiplier) % idSpace
 }
 
 // `count` cursors spread over the last tenth of the ids in id order (ranks nine million to ten

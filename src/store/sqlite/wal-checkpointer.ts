@@ -5,7 +5,7 @@ import { databaseModulePath } from './sqlite-driver.js'
 // itself, SQLite checkpoints inside the commit that takes the log past 1,000 pages: the commit's
 // request, and every request queued behind it on the event loop, waits while the pages are
 // copied into the database file and that file is synced. With random ids every create dirties
-// a page of its own, and the copy took some 40% of a create's time (docs/benchmark.md).
+// a page of its own, and the copy took 23% of the service's CPU (docs/benchmark.md).
 //
 // The thread has a connection of its own and copies the log's pages into the database file every
 // `everyMs`, so that the request thread's commits only append to the log. PASSIVE waits for no
