@@ -1,4 +1,6 @@
 import autocannon from 'autocannon'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Pool } from 'undici'
 
 // One request of a run: a create's body, or a read's path.
 export interface BenchRequest {
@@ -16,8 +18,6 @@ export interface LoadOptions {
   readonly durationSeconds: number
   // The next request; called once per request, so every request can carry a new id.
   readonly nextRequest: () => BenchRequest
-  // Requests a second over all connections; as fast as answers come when left out.
-  readonly rate?: number
 }
 
 export interface LoadResult {
@@ -38,7 +38,6 @@ export async function runLoad (options: LoadOptions): Promise<LoadResult> {
     connections: options.connections,
     duration: options.durationSeconds,
     timeout: 10,
-    ...(options.rate === undefined ? {} : { overallRate: options.rate }),
     requests: [{
       setupRequest: (request) => {
         const { method, path, body } = options.nextRequest()
@@ -54,5 +53,45 @@ export async function runLoad (options: LoadOptions): Promise<LoadResult> {
     p99Ms: result.latency.p99,
     responses: result.requests.total,
     failures: result.non2xx + result.errors + result.timeouts,
+  }
+}
+
+// Requests sent at a steady `rate` a second, spread evenly over each second (autocannon's own
+// rate sends each second's requests as fast as it can, then waits for the next second: bursts
+// at full speed, not a steady load), on up to `connections` keep-alive connections.
+export async function runSteadyLoad (options: LoadOptions & { readonly rate: number }): Promise<LoadResult> {
+  const pool = new Pool(options.baseUrl, { connections: options.connections })
+  const headers: Record<string, string> = options.token === undefined ? {} : { authorization: `Bearer ${options.token}` }
+  const latenciesMs: number[] = []
+  let failures = 0
+  const inFlight = new Set<Promise<void>>()
+  const send = (): void => {
+    const { method, path, body } = options.nextRequest()
+    const sentAt = performance.now()
+    const request: Promise<void> = pool.request({ method, path, body: body ?? null, headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' } })
+      .then(async (response) => {
+        await response.body.dump()
+        if (response.statusCode >= 200 && response.statusCode < 300) latenciesMs.push(performance.now() - sentAt)
+        else failures++
+      }, () => { failures++ })
+      .finally(() => inFlight.delete(request))
+    inFlight.add(request)
+  }
+  const started = performance.now()
+  let sent = 0
+  for (let elapsed = 0; elapsed < options.durationSeconds * 1000; elapsed = performance.now() - started) {
+    for (const due = Math.floor(elapsed / 1000 * options.rate); sent < due; sent++) send()
+    await sleep(1)
+  }
+  await Promise.all(inFlight)
+  await pool.close()
+  const sorted = latenciesMs.sort((a, b) => a - b)
+  const at = (fraction: number): number => sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))] ?? Number.NaN
+  return {
+    requestsPerSecond: sorted.length / options.durationSeconds,
+    p50Ms: at(0.5),
+    p99Ms: at(0.99),
+    responses: sorted.length,
+    failures,
   }
 }

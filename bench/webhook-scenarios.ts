@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { prefillSqliteStore } from './prefilled-store.js'
-import { type BenchRequest, runLoad } from './load.js'
+import { type BenchRequest, runSteadyLoad } from './load.js'
 import { type ServerProcess, startServerProcess } from './server-process.js'
 
 // The webhooks' part of `npm run bench`: creates with one endpoint subscribed (a receiver in a
@@ -70,7 +70,7 @@ export async function measureSteadyRate (
   service: ServerProcess, receiver: ServerProcess, token: string, rate: number, seconds: number, nextRequest: () => BenchRequest
 ): Promise<ReceiverStats & { sent: number }> {
   await fetch(`${receiver.baseUrl}/reset`, { method: 'POST' })
-  const result = await runLoad({ baseUrl: service.baseUrl, token, connections: 16, durationSeconds: seconds, rate, nextRequest })
+  const result = await runSteadyLoad({ baseUrl: service.baseUrl, token, connections: 16, durationSeconds: seconds, rate, nextRequest })
   // The last ones' deliveries.
   await awaitReceived(receiver, result.responses, 5)
   return { ...await receiverStats(receiver), sent: result.responses }

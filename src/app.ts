@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import { createCredentials } from './auth/credentials.js'
 import type { Config } from './config/config.js'
-import { fastifyOptions } from './fastify-options.js'
+import { createConnectionGuard, fastifyOptions } from './fastify-options.js'
 import { createOperationHandlers } from './handlers/operation-handlers.js'
 import { Observability } from './observability/observability.js'
 import errorResponses from './plugins/error-responses.js'
@@ -42,7 +42,8 @@ export interface AppDependencies {
 export async function buildApp (config: AppConfig, dependencies: AppDependencies = {}): Promise<FastifyInstance> {
   const openApi = dependencies.openApi ?? loadOpenApiDocument()
   const observability = await Observability.create(config)
-  const app: FastifyInstance = Fastify(fastifyOptions(config, observability, dependencies.logColors === true, () => app.log))
+  const connectionGuard = createConnectionGuard(config, () => app.log)
+  const app: FastifyInstance = Fastify(fastifyOptions(config, observability, dependencies.logColors === true, () => app.log, connectionGuard))
   let store: PlantStore
   try {
     store = dependencies.store ?? await openPlantStore(config, app.log, observability.observeBatches)
@@ -55,7 +56,13 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
     // Fetched once now, so that a wrong JWT_JWKS_URL is told at start; the service starts anyway.
     app.addHook('onReady', async () => { void credentials.warmUp() })
     const webhooks = new Webhooks({
-      document: openApi.document, store, settings: config, observability, logger: app.log, resolveHost: dependencies.resolveHost,
+      document: openApi.document,
+      store,
+      settings: config,
+      observability,
+      logger: app.log,
+      resolveHost: dependencies.resolveHost,
+      requestLoad: connectionGuard.requestLoad,
     })
     const routeOf = createRequestPath({
       document: openApi.document,

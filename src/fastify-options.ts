@@ -23,13 +23,8 @@ export type FastifySettings = Pick<Config,
   'LOG_LEVEL' | 'LOG_FORMAT' | 'BODY_LIMIT' | 'REQUEST_TIMEOUT' | 'MAX_CONNECTIONS' | 'MAX_UNANSWERED_REQUESTS'>
 
 export function fastifyOptions (
-  config: FastifySettings, observability: Observability, logColors: boolean, log: () => FastifyBaseLogger
+  config: FastifySettings, observability: Observability, logColors: boolean, log: () => FastifyBaseLogger, connectionGuard: ConnectionGuard
 ): FastifyHttpOptions<Server> {
-  const connectionGuard = new ConnectionGuard({
-    maxConnections: config.MAX_CONNECTIONS,
-    maxUnansweredRequests: config.MAX_UNANSWERED_REQUESTS,
-    shutdownIdleGraceMs,
-  }, log)
   return {
     logger: {
       level: config.LOG_LEVEL,
@@ -74,6 +69,16 @@ export function fastifyOptions (
       void sendError(error, request as FastifyRequest, reply as FastifyReply)
     },
   }
+}
+
+// The server's guard of its connections (src/http/connection-guard.ts), which also counts the
+// requests the webhooks' deliveries give way to.
+export function createConnectionGuard (config: FastifySettings, log: () => FastifyBaseLogger): ConnectionGuard {
+  return new ConnectionGuard({
+    maxConnections: config.MAX_CONNECTIONS,
+    maxUnansweredRequests: config.MAX_UNANSWERED_REQUESTS,
+    shutdownIdleGraceMs,
+  }, log)
 }
 
 // LOG_FORMAT=auto is settled by src/server.ts, which knows whether standard output is a terminal;

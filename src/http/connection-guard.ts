@@ -80,6 +80,11 @@ function withoutStackTraces (socket: Socket): void {
 //   sent a moment before, still in flight, is lost. Here closing stops new connections, answers
 //   every request that arrives with `Connection: close`, and closes a connection only once it
 //   has been idle for shutdownIdleGraceMs.
+export interface RequestLoad {
+  readonly answered: () => number
+  readonly waiting: () => number
+}
+
 export class ConnectionGuard {
   readonly #limits: ConnectionLimits
   readonly #log: () => FastifyBaseLogger
@@ -89,6 +94,8 @@ export class ConnectionGuard {
   #immediateThisTurn = 0
   readonly #startTurn = (): void => { this.#immediateThisTurn = 0 }
   #shuttingDown = false
+  #requestsHandled = 0
+  #requestsAnswered = 0
 
   // One listener for every response's 'close' (emitted once), not a closure per request.
   readonly #responseClosed: (this: ServerResponse) => void
@@ -126,6 +133,13 @@ export class ConnectionGuard {
     return server
   }
 
+  // Requests answered since the server started, and requests handed to the app and not yet
+  // answered: what the webhooks' deliveries give way to.
+  readonly requestLoad: RequestLoad = {
+    answered: () => this.#requestsAnswered,
+    waiting: () => this.#requestsHandled - this.#requestsAnswered,
+  }
+
   #limitUnanswered (socket: Socket, connection: Connection): void {
     const parser = (socket as Socket & { parser?: HttpParser | null }).parser
     const nodeOnIncoming = parser?.onIncoming
@@ -156,6 +170,7 @@ export class ConnectionGuard {
       response.shouldKeepAlive = false
     }
     connection.lastResponse = response
+    this.#requestsHandled++
     response.on('close', this.#responseClosed)
     if (connection.unanswered === 1 && this.#immediateThisTurn < immediateRequestsPerTurn) {
       if (this.#immediateThisTurn++ === 0) setImmediate(this.#startTurn)
@@ -182,6 +197,7 @@ export class ConnectionGuard {
   }
 
   #answered (response: ServerResponse): void {
+    this.#requestsAnswered++
     const connection = this.#connections.get(response.req.socket)
     if (connection === undefined) return
     connection.unanswered -= 1

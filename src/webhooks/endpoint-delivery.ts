@@ -1,3 +1,4 @@
+import type { DeliveryPacer } from './delivery-pacer.js'
 import type { WebhookObserver } from '../observability/service-metrics.js'
 import type { DeliveryTrace } from '../observability/tracing.js'
 import { beforeEveryMessage, type DueWebhookMessage, type LeasedWebhookEndpoint, type MessagePosition, type WebhookStore } from '../store/webhook-store.js'
@@ -16,6 +17,8 @@ export interface DeliveryServices {
   readonly disableAfterMs: number
   readonly observer: WebhookObserver | undefined
   readonly traceDelivery: (event: string, causedBy: string | undefined) => DeliveryTrace | undefined
+  // Holds attempts back while requests wait for the event loop.
+  readonly pacer: DeliveryPacer
 }
 
 // After this many failures in a row the endpoint is rested (the retry schedule's waits, longer
@@ -91,7 +94,7 @@ export class EndpointDelivery {
         this.reading = false
       }
     }
-    while (this.inFlight < window && this.queue.length > 0 && !this.disabled) {
+    while (this.inFlight < window && this.queue.length > 0 && !this.disabled && this.services.pacer.mayStart()) {
       const message = this.queue.shift()!
       this.inHand.add(message.seq)
       this.inFlight++

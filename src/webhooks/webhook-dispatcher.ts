@@ -34,6 +34,7 @@ export class WebhookDispatcher {
   private nextSubscriptionsAt = 0
   private enabledEndpoints = 0
   private lastWarnedAt = 0
+  private rounds = 0
 
   constructor (
     private readonly store: WebhookStore,
@@ -108,7 +109,12 @@ export class WebhookDispatcher {
       this.nextLeaseAt = now + renewEveryMs
     }
     for (const delivery of this.deliveries.values()) await delivery.flushDue(now)
-    for (const delivery of this.deliveries.values()) await delivery.pump(now, this.nudge)
+    this.services.pacer.tick(now)
+    // Each round starts with the next endpoint, so that, while the pacer holds attempts back,
+    // no endpoint takes every attempt an interval allows.
+    const deliveries = [...this.deliveries.values()]
+    const first = deliveries.length === 0 ? 0 : this.rounds++ % deliveries.length
+    for (const delivery of [...deliveries.slice(first), ...deliveries.slice(0, first)]) await delivery.pump(now, this.nudge)
   }
 
   // Endpoints deleted or disabled elsewhere, or leased by another instance, are let go.

@@ -1,0 +1,85 @@
+import { type EventLoopUtilization, performance } from 'node:perf_hooks'
+import type { RequestLoad } from '../http/connection-guard.js'
+
+// How busy the event loop has been since the process started (Node's own figure; tests bring theirs).
+export type LoopUtilization = () => EventLoopUtilization
+
+// The service is saturated when its event loop was busy for more than this share of an interval
+// and at least this many requests waited for their answers, on average over the dispatcher's
+// rounds in it. Either alone says too little: on SQLite the loop also waits out each commit's
+// fsync, busy at a few hundred creates a second, and requests wait on a slow store while the
+// loop idles.
+const busyAbove = 0.9
+const waitingAtLeast = 4
+// The shortest interval judged: shorter ones measure the scheduler's noise more than the load.
+const minimumIntervalMs = 100
+// Under saturation, deliveries keep this share of the requests' pace: one attempt for every
+// this many requests answered in the last interval, and at least one an interval, so that
+// webhooks keep moving while the service is as busy as it can be.
+const requestsPerAttemptWhenSaturated = 32
+// Once the limit has grown past this many attempts an interval, it is lifted.
+const unlimitedAbove = 4096
+
+// No requests: an app whose requests are injected (tests) is never saturated.
+const noRequests: RequestLoad = { answered: () => 0, waiting: () => 0 }
+
+// Deliveries give way to requests. A delivery costs the service about as much CPU as a create,
+// so a service saturated with creates would answer half as many if each were delivered at once.
+// While the service is saturated, the attempts started each interval are halved (down to the
+// share above); once it is not, they double, back to no limit. At any load the service keeps up
+// with, nothing is held back; under more, the messages wait in the outbox (durable, costing no
+// memory) and are delivered as soon as there is room.
+export class DeliveryPacer {
+  private limit = Number.POSITIVE_INFINITY
+  private started = 0
+  private intervalStartedAt: number
+  private utilizationAtStart: EventLoopUtilization
+  private answeredAtStart: number
+  private waitingSum = 0
+  private waitingSamples = 0
+
+  constructor (
+    private readonly requests: RequestLoad = noRequests,
+    private readonly loopUtilization: LoopUtilization = () => performance.eventLoopUtilization(),
+    now = Date.now()
+  ) {
+    this.intervalStartedAt = now
+    this.utilizationAtStart = loopUtilization()
+    this.answeredAtStart = requests.answered()
+  }
+
+  // Called on every round of the dispatcher: counts the requests waiting, and judges the interval
+  // that ended, at most every minimumIntervalMs.
+  tick (now: number): void {
+    this.waitingSum += this.requests.waiting()
+    this.waitingSamples++
+    if (now - this.intervalStartedAt < minimumIntervalMs) return
+    const utilization = this.loopUtilization()
+    const answered = this.requests.answered()
+    const busy = performance.eventLoopUtilization(utilization, this.utilizationAtStart).utilization
+    if (busy > busyAbove && this.waitingSum / this.waitingSamples >= waitingAtLeast) {
+      const share = Math.max(1, Math.floor((answered - this.answeredAtStart) / requestsPerAttemptWhenSaturated))
+      this.limit = Math.max(share, Math.floor(Math.min(this.limit, this.started) / 2))
+    } else if (Number.isFinite(this.limit)) {
+      this.limit = this.limit * 2 > unlimitedAbove ? Number.POSITIVE_INFINITY : this.limit * 2
+    }
+    this.started = 0
+    this.waitingSum = 0
+    this.waitingSamples = 0
+    this.intervalStartedAt = now
+    this.utilizationAtStart = utilization
+    this.answeredAtStart = answered
+  }
+
+  // Whether one more attempt may start in this interval; counts it when it may.
+  mayStart (): boolean {
+    if (this.started >= this.limit) return false
+    this.started++
+    return true
+  }
+
+  // The attempts an interval may start now (Infinity: no limit).
+  get attemptsPerInterval (): number {
+    return this.limit
+  }
+}

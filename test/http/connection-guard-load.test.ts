@@ -1,0 +1,31 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { FastifyBaseLogger } from 'fastify'
+import { test } from 'tap'
+import { ConnectionGuard } from '../../src/http/connection-guard.js'
+
+// The guard counts the requests its server answers and those waiting for an answer: what the
+// webhooks' deliveries give way to (src/webhooks/delivery-pacer.ts).
+test('the guard counts requests waiting for their answers, and those answered', async (t) => {
+  const guard = new ConnectionGuard({ maxConnections: 100, maxUnansweredRequests: 16, shutdownIdleGraceMs: 100 }, () => ({}) as FastifyBaseLogger)
+  const held: ServerResponse[] = []
+  const server = guard.serverFactory((_request: IncomingMessage, response: ServerResponse) => { held.push(response) }, {})
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { server.closeAllConnections(); server.close() })
+  const { port } = server.address() as AddressInfo
+  t.same([guard.requestLoad.waiting(), guard.requestLoad.answered()], [0, 0])
+
+  const responses = [1, 2, 3].map(async () => fetch(`http://127.0.0.1:${port}/`))
+  while (held.length < 3) await new Promise((resolve) => setTimeout(resolve, 5))
+  t.same([guard.requestLoad.waiting(), guard.requestLoad.answered()], [3, 0], 'three handed to the app, none answered')
+
+  held[0]!.end('one')
+  held[1]!.end('two')
+  await Promise.all((await Promise.all(responses.slice(0, 2))).map(async (response) => response.text()))
+  t.same([guard.requestLoad.waiting(), guard.requestLoad.answered()], [1, 2])
+
+  held[2]!.destroy()
+  await responses[2]!.catch(() => undefined)
+  while (guard.requestLoad.waiting() > 0) await new Promise((resolve) => setTimeout(resolve, 5))
+  t.same([guard.requestLoad.waiting(), guard.requestLoad.answered()], [0, 3], 'a response closed unanswered no longer waits')
+})

@@ -1,0 +1,133 @@
+import type { EventLoopUtilization } from 'node:perf_hooks'
+import { test } from 'tap'
+import { DeliveryPacer } from '../../src/webhooks/delivery-pacer.js'
+
+// A service whose load the test sets interval by interval: how busy its event loop was, how many
+// requests it answered, and how many wait for their answers.
+class FakeLoad {
+  private idle = 0
+  private active = 0
+  private answeredSoFar = 0
+  waitingNow = 0
+  now = 1_000_000
+
+  readonly requests = { answered: () => this.answeredSoFar, waiting: () => this.waitingNow }
+  readonly loopUtilization = (): EventLoopUtilization => ({ idle: this.idle, active: this.active, utilization: 0 })
+
+  // The next 100 ms: the loop busy for `busy` of it, `answered` requests answered, `waiting` waiting.
+  interval (pacer: DeliveryPacer, { busy, answered, waiting }: { busy: number, answered: number, waiting: number }): void {
+    this.active += 100 * busy
+    this.idle += 100 * (1 - busy)
+    this.answeredSoFar += answered
+    this.waitingNow = waiting
+    this.now += 100
+    pacer.tick(this.now)
+  }
+}
+
+const saturated = { busy: 1, answered: 1600, waiting: 32 }
+
+function startsAllowed (pacer: DeliveryPacer, tries = 100_000): number {
+  let started = 0
+  while (started < tries && pacer.mayStart()) started++
+  return started
+}
+
+function pacerOn (load: FakeLoad): DeliveryPacer {
+  return new DeliveryPacer(load.requests, load.loopUtilization, load.now)
+}
+
+test('with no requests (an app driven by inject), deliveries are never held back', async (t) => {
+  const pacer = new DeliveryPacer(undefined, undefined, 0)
+  for (let now = 100; now <= 1000; now += 100) {
+    t.equal(startsAllowed(pacer, 5000), 5000)
+    pacer.tick(now)
+  }
+  t.equal(pacer.attemptsPerInterval, Number.POSITIVE_INFINITY)
+})
+
+test('a saturated service halves the attempts of each interval, down to one for every 32 requests it answered', async (t) => {
+  const load = new FakeLoad()
+  const pacer = pacerOn(load)
+  t.equal(startsAllowed(pacer, 2000), 2000, 'no limit before the first interval is judged')
+  load.interval(pacer, saturated)
+  t.equal(pacer.attemptsPerInterval, 1000, 'half of the 2000 started in the saturated interval')
+  t.equal(startsAllowed(pacer), 1000)
+  load.interval(pacer, saturated)
+  t.equal(pacer.attemptsPerInterval, 500)
+  for (let i = 0; i < 10; i++) {
+    startsAllowed(pacer)
+    load.interval(pacer, saturated)
+  }
+  t.equal(pacer.attemptsPerInterval, 1600 / 32, 'no lower than the share of the requests answered')
+  t.equal(startsAllowed(pacer), 50)
+})
+
+test('under saturation with few requests answered, one attempt an interval still starts', async (t) => {
+  const load = new FakeLoad()
+  const pacer = pacerOn(load)
+  for (let i = 0; i < 20; i++) {
+    startsAllowed(pacer)
+    load.interval(pacer, { busy: 1, answered: 3, waiting: 32 })
+  }
+  t.equal(pacer.attemptsPerInterval, 1)
+  t.equal(startsAllowed(pacer), 1)
+})
+
+test('once the service is no longer saturated, the limit doubles each interval and is then lifted', async (t) => {
+  const load = new FakeLoad()
+  const pacer = pacerOn(load)
+  for (let i = 0; i < 20; i++) {
+    startsAllowed(pacer)
+    load.interval(pacer, saturated)
+  }
+  t.equal(pacer.attemptsPerInterval, 50)
+  const limits: number[] = []
+  for (let i = 0; i < 8; i++) {
+    load.interval(pacer, { busy: 0.3, answered: 200, waiting: 1 })
+    limits.push(pacer.attemptsPerInterval)
+  }
+  t.same(limits, [100, 200, 400, 800, 1600, 3200, Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY])
+})
+
+test('a busy loop with few requests waiting is not saturated (on SQLite the loop waits out each commit\'s fsync)', async (t) => {
+  const load = new FakeLoad()
+  const pacer = pacerOn(load)
+  for (let i = 0; i < 10; i++) {
+    startsAllowed(pacer, 500)
+    load.interval(pacer, { busy: 1, answered: 200, waiting: 2 })
+  }
+  t.equal(pacer.attemptsPerInterval, Number.POSITIVE_INFINITY)
+})
+
+test('many requests waiting on an idle loop (a slow store) are not held up by deliveries', async (t) => {
+  const load = new FakeLoad()
+  const pacer = pacerOn(load)
+  for (let i = 0; i < 10; i++) {
+    startsAllowed(pacer, 500)
+    load.interval(pacer, { busy: 0.4, answered: 200, waiting: 32 })
+  }
+  t.equal(pacer.attemptsPerInterval, Number.POSITIVE_INFINITY)
+})
+
+test('the requests waiting are averaged over the rounds of an interval, not read once at its end', async (t) => {
+  const load = new FakeLoad()
+  const pacer = pacerOn(load)
+  startsAllowed(pacer, 400)
+  // Thirty rounds with 32 waiting, then the interval ends at a moment with none waiting.
+  load.waitingNow = 32
+  for (let round = 0; round < 30; round++) pacer.tick(load.now + round)
+  load.interval(pacer, { busy: 1, answered: 1600, waiting: 0 })
+  t.equal(pacer.attemptsPerInterval, 200)
+})
+
+test('an interval is judged only once it has lasted 100 ms', async (t) => {
+  const load = new FakeLoad()
+  const pacer = pacerOn(load)
+  startsAllowed(pacer, 400)
+  load.waitingNow = 32
+  pacer.tick(load.now + 50)
+  t.equal(pacer.attemptsPerInterval, Number.POSITIVE_INFINITY)
+  load.interval(pacer, saturated)
+  t.equal(pacer.attemptsPerInterval, 200)
+})
