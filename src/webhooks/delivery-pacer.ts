@@ -11,6 +11,8 @@ export type LoopUtilization = () => EventLoopUtilization
 // loop idles.
 const busyAbove = 0.9
 const waitingAtLeast = 4
+// A load that lasts: a moment's stall (a collection, a burst, a slow fsync) holds nothing back.
+const saturatedIntervalsBeforeLimiting = 2
 // The shortest interval judged: shorter ones measure the scheduler's noise more than the load.
 const minimumIntervalMs = 100
 // Under saturation, deliveries keep this share of the requests' pace: one attempt for every
@@ -25,7 +27,7 @@ const noRequests: RequestLoad = { answered: () => 0, waiting: () => 0 }
 
 // Deliveries give way to requests. A delivery costs the service about as much CPU as a create,
 // so a service saturated with creates would answer half as many if each were delivered at once.
-// While the service is saturated, the attempts started each interval are halved (down to the
+// While the service stays saturated, the attempts started each interval are halved (down to the
 // share above); once it is not, they double, back to no limit. At any load the service keeps up
 // with, nothing is held back; under more, the messages wait in the outbox (durable, costing no
 // memory) and are delivered as soon as there is room.
@@ -37,6 +39,7 @@ export class DeliveryPacer {
   private answeredAtStart: number
   private waitingSum = 0
   private waitingSamples = 0
+  private saturatedIntervals = 0
 
   constructor (
     private readonly requests: RequestLoad = noRequests,
@@ -57,10 +60,12 @@ export class DeliveryPacer {
     const utilization = this.loopUtilization()
     const answered = this.requests.answered()
     const busy = performance.eventLoopUtilization(utilization, this.utilizationAtStart).utilization
-    if (busy > busyAbove && this.waitingSum / this.waitingSamples >= waitingAtLeast) {
+    const saturated = busy > busyAbove && this.waitingSum / this.waitingSamples >= waitingAtLeast
+    this.saturatedIntervals = saturated ? this.saturatedIntervals + 1 : 0
+    if (this.saturatedIntervals >= saturatedIntervalsBeforeLimiting) {
       const share = Math.max(1, Math.floor((answered - this.answeredAtStart) / requestsPerAttemptWhenSaturated))
       this.limit = Math.max(share, Math.floor(Math.min(this.limit, this.started) / 2))
-    } else if (Number.isFinite(this.limit)) {
+    } else if (!saturated && Number.isFinite(this.limit)) {
       this.limit = this.limit * 2 > unlimitedAbove ? Number.POSITIVE_INFINITY : this.limit * 2
     }
     this.started = 0

@@ -46,12 +46,15 @@ test('with no requests (an app driven by inject), deliveries are never held back
   t.equal(pacer.attemptsPerInterval, Number.POSITIVE_INFINITY)
 })
 
-test('a saturated service halves the attempts of each interval, down to one for every 32 requests it answered', async (t) => {
+test('a service saturated for two intervals and more halves the attempts of each, down to one for every 32 requests it answered', async (t) => {
   const load = new FakeLoad()
   const pacer = pacerOn(load)
   t.equal(startsAllowed(pacer, 2000), 2000, 'no limit before the first interval is judged')
   load.interval(pacer, saturated)
-  t.equal(pacer.attemptsPerInterval, 1000, 'half of the 2000 started in the saturated interval')
+  t.equal(pacer.attemptsPerInterval, Number.POSITIVE_INFINITY, 'one saturated interval holds nothing back')
+  t.equal(startsAllowed(pacer, 2000), 2000)
+  load.interval(pacer, saturated)
+  t.equal(pacer.attemptsPerInterval, 1000, 'half of the 2000 started in the second saturated interval')
   t.equal(startsAllowed(pacer), 1000)
   load.interval(pacer, saturated)
   t.equal(pacer.attemptsPerInterval, 500)
@@ -110,9 +113,20 @@ test('many requests waiting on an idle loop (a slow store) are not held up by de
   t.equal(pacer.attemptsPerInterval, Number.POSITIVE_INFINITY)
 })
 
+test('a moment\'s saturation between calm intervals holds nothing back', async (t) => {
+  const load = new FakeLoad()
+  const pacer = pacerOn(load)
+  for (let i = 0; i < 10; i++) {
+    startsAllowed(pacer, 400)
+    load.interval(pacer, i % 2 === 0 ? saturated : { busy: 0.5, answered: 200, waiting: 1 })
+  }
+  t.equal(pacer.attemptsPerInterval, Number.POSITIVE_INFINITY)
+})
+
 test('the requests waiting are averaged over the rounds of an interval, not read once at its end', async (t) => {
   const load = new FakeLoad()
   const pacer = pacerOn(load)
+  load.interval(pacer, saturated)
   startsAllowed(pacer, 400)
   // Thirty rounds with 32 waiting, then the interval ends at a moment with none waiting.
   load.waitingNow = 32
@@ -124,6 +138,7 @@ test('the requests waiting are averaged over the rounds of an interval, not read
 test('an interval is judged only once it has lasted 100 ms', async (t) => {
   const load = new FakeLoad()
   const pacer = pacerOn(load)
+  load.interval(pacer, saturated)
   startsAllowed(pacer, 400)
   load.waitingNow = 32
   pacer.tick(load.now + 50)
