@@ -59,7 +59,7 @@ export class DeliveryPacer {
     if (now - this.intervalStartedAt < minimumIntervalMs) return
     const utilization = this.loopUtilization()
     const answered = this.requests.answered()
-    const busy = performance.eventLoopUtilization(utilization, this.utilizationAtStart).utilization
+    const busy = busyShare(this.utilizationAtStart, utilization)
     const saturated = busy > busyAbove && this.waitingSum / this.waitingSamples >= waitingAtLeast
     this.saturatedIntervals = saturated ? this.saturatedIntervals + 1 : 0
     if (this.saturatedIntervals >= saturatedIntervalsBeforeLimiting) {
@@ -87,4 +87,12 @@ export class DeliveryPacer {
   get attemptsPerInterval (): number {
     return this.limit
   }
+}
+
+// The share of the time between two readings the loop was busy (computed here rather than by
+// Node's two-argument eventLoopUtilization, which also checks the loop's own state).
+function busyShare (start: EventLoopUtilization, end: EventLoopUtilization): number {
+  const active = end.active - start.active
+  const elapsed = active + end.idle - start.idle
+  return elapsed > 0 ? active / elapsed : 0
 }
