@@ -1,4 +1,4 @@
-import type { PlantRow } from './plant-row.js'
+import { type PlantRow, plantWithId } from './plant-row.js'
 
 // A change the store commits that a webhook may tell of (openapi.yaml's `x-sent-when`).
 export const plantChanges = ['plant-created', 'plant-deleted'] as const
@@ -25,9 +25,26 @@ export interface Outbox {
   // Whether any endpoint may be owed a message of the change: when not, the store writes none.
   wants (change: PlantChange): boolean
   messagesOf (change: PlantChange, plant: PlantRow, committedAt: number, traceparent: string | undefined): readonly OutboxMessage[]
+  // For a store that writes a batch's messages together (SQLite's bundles): the webhooks a change
+  // sends, by name, and when a message committed at committedAt is first due. Either way, the
+  // webhooks learn that messages were written.
+  webhooksOf (change: PlantChange): readonly string[]
+  firstAttemptAt (committedAt: number): number
 }
 
-export const noOutbox: Outbox = { wants: () => false, messagesOf: () => [] }
+export const noOutbox: Outbox = { wants: () => false, messagesOf: () => [], webhooksOf: () => [], firstAttemptAt: (committedAt) => committedAt }
+
+// A message's body, as Standard Webhooks lays it out: the webhook's name, the commit's time and
+// the plant.
+export function messageBody (event: string, committedAt: number, plant: PlantRow): string {
+  return `{"type":${JSON.stringify(event)},"timestamp":"${new Date(committedAt).toISOString()}","data":${plantWithId(plant)}}`
+}
+
+// The id of the index-th message of a bundle whose prefix is 24 random hex digits: `msg_` and 32
+// hex digits, as every message id.
+export function bundledMessageId (prefix: string, index: number): string {
+  return `msg_${prefix}${index.toString(16).padStart(8, '0')}`
+}
 
 // What a write carries besides the plant: the trace of the request that made it, sent on with
 // its webhooks.

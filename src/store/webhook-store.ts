@@ -1,5 +1,5 @@
 // The webhook endpoints consumers register and the messages each is owed, in the plants'
-// database (src/store/migrations.ts, version 5). Times are milliseconds since the Unix epoch.
+// database (src/store/migrations.ts, versions 5 and 6). Times are milliseconds since the Unix epoch.
 // Every backend implements this and passes the shared suite in test/store/.
 
 export interface NewWebhookEndpointRow {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { WebhookDefinition } from '../spec/webhook-definitions.js'
-import type { Outbox, OutboxMessage, PlantChange } from '../store/outbox.js'
-import { plantWithId, type PlantRow } from '../store/plant-store.js'
+import { messageBody, type Outbox, type OutboxMessage, type PlantChange } from '../store/outbox.js'
+import type { PlantRow } from '../store/plant-store.js'
 import type { RetrySchedule } from './retry-schedule.js'
 
 // The messages the store writes with each change (src/store/outbox.ts): one per webhook of
@@ -41,20 +41,28 @@ export class WebhookOutbox implements Outbox {
     return this.wanted.has(change)
   }
 
-  // The body is written here, once, as Standard Webhooks lays it out; the store keeps it, so
-  // that every attempt sends the same bytes.
+  // The body is written here, once; the store keeps it, so that every attempt sends the same bytes.
   messagesOf (change: PlantChange, plant: PlantRow, committedAt: number, traceparent: string | undefined): readonly OutboxMessage[] {
     const definitions = this.wanted.get(change)
     if (definitions === undefined) return []
     this.written()
-    const data = plantWithId(plant)
-    const timestamp = new Date(committedAt).toISOString()
     return definitions.map(({ name }) => ({
       messageId: `msg_${randomUUID().replaceAll('-', '')}`,
       event: name,
-      body: `{"type":${JSON.stringify(name)},"timestamp":"${timestamp}","data":${data}}`,
+      body: messageBody(name, committedAt, plant),
       traceparent,
       dueAt: this.schedule.firstAttemptAt(committedAt),
     }))
+  }
+
+  webhooksOf (change: PlantChange): readonly string[] {
+    const definitions = this.wanted.get(change)
+    if (definitions === undefined) return []
+    this.written()
+    return definitions.map(({ name }) => name)
+  }
+
+  firstAttemptAt (committedAt: number): number {
+    return this.schedule.firstAttemptAt(committedAt)
   }
 }

@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import { PostgresPlantStore } from '../../src/store/postgres/postgres-plant-store.js'
 import type { PlantStore } from '../../src/store/plant-store.js'
 import { SqlitePlantStore } from '../../src/store/sqlite/sqlite-plant-store.js'
-import type { Outbox } from '../../src/store/outbox.js'
+import { messageBody, type Outbox } from '../../src/store/outbox.js'
 import { beforeEveryMessage } from '../../src/store/webhook-store.js'
 import { plantRow } from '../support/plant-rows.js'
 import { postgresSkipReason, postgresTestDatabase } from '../support/test-databases.js'
@@ -14,22 +14,28 @@ import { postgresSkipReason, postgresTestDatabase } from '../support/test-databa
 const endpointId = '00000000-0000-4000-8000-000000000001'
 const now = 1_000_000
 
-// A message for every plant created, due when the plant's id says (its tag holds the time).
+// A message for every plant created, due when the plant's tag says. Each plant is created in a
+// batch of its own: a store that writes a batch's messages together (SQLite) asks when they are
+// due with the commit's time alone, and is answered the time of the plant being created.
+let dueAtOfPlantBeingCreated = now
 const outboxDueAtTag: Outbox = {
   wants: () => true,
-  messagesOf: (_change, plant) => [{
+  messagesOf: (_change, plant, committedAt) => [{
     messageId: `msg_${plant.id}`,
     event: 'newPlant',
-    body: '{}',
+    body: messageBody('newPlant', committedAt, plant),
     traceparent: undefined,
     dueAt: Number(JSON.parse(plant.document).tag),
   }],
+  webhooksOf: () => ['newPlant'],
+  firstAttemptAt: () => dueAtOfPlantBeingCreated,
 }
 
 async function storeWithMessages (store: PlantStore, dueAts: readonly number[]): Promise<void> {
   await store.webhooks.createEndpoint({ id: endpointId, url: 'http://127.0.0.1:1/hook', events: null, secret: 'whsec_x', createdAt: now })
   store.useOutbox(outboxDueAtTag)
   for (const [index, dueAt] of dueAts.entries()) {
+    dueAtOfPlantBeingCreated = dueAt
     await store.createPlant(plantRow({ id: BigInt(index + 1), name: 'Fern', tag: String(dueAt) }))
   }
 }
@@ -39,7 +45,8 @@ function testDueMessages (t: Test, openStore: (t: Test) => Promise<PlantStore>):
     const store = await openStore(t)
     // Plants 1 to 5: due at now - 30, now - 10, now - 20, now - 10, and one a minute ahead.
     await storeWithMessages(store, [now - 30, now - 10, now - 20, now - 10, now + 60_000])
-    const ids = (messages: ReadonlyArray<{ messageId: string }>): string[] => messages.map(({ messageId }) => messageId)
+    // Each message told apart by its plant.
+    const ids = (messages: ReadonlyArray<{ body: string }>): string[] => messages.map(({ body }) => `msg_${(JSON.parse(body) as { data: { id: number } }).data.id}`)
 
     const all = await store.webhooks.dueMessages(endpointId, now, beforeEveryMessage, 10)
     t.same(ids(all), ['msg_1', 'msg_3', 'msg_2', 'msg_4'])

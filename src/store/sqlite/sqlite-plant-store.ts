@@ -5,10 +5,11 @@ import type { BatchObserver } from '../batch-observer.js'
 import { BatchedReads } from '../batched-reads.js'
 import { BatchedWrites, compareWithStored, type PlantWrite, type WriteResult } from '../batched-writes.js'
 import { applyMigrations, type MigrationReport } from '../migrations.js'
-import { noOutbox, type Outbox, type OutboxMessage, type PlantChange, type WriteContext } from '../outbox.js'
+import { noOutbox, type Outbox, type PlantChange, type WriteContext } from '../outbox.js'
 import type { CreatePlantOutcome, PlantPage, PlantRow, PlantStore } from '../plant-store.js'
 import type { WebhookStore } from '../webhook-store.js'
 import { StoreUnavailableError, translateStoreError } from '../store-errors.js'
+import { MessageBundles } from './message-bundles.js'
 import { SqliteApiTokenStore } from './sqlite-api-token-store.js'
 import { Database, SqliteError } from './sqlite-driver.js'
 import { sqliteMigrationConnection } from './sqlite-migrations.js'
@@ -78,16 +79,11 @@ export class SqlitePlantStore implements PlantStore {
   ) {
     const insert = database.prepare('INSERT INTO plants (id, document) VALUES (?, ?) ON CONFLICT (id) DO NOTHING')
     const remove = database.prepare<[bigint], string>('DELETE FROM plants WHERE id = ? RETURNING document').pluck()
-    // A message for every enabled endpoint subscribed to its event (events NULL: every one).
-    const insertMessage = database.prepare(`INSERT INTO webhook_messages
-        (endpoint_id, message_id, event, body, traceparent, committed_at, next_attempt_at)
-      SELECT id, ?, ?, ?, ?, ?, ? FROM webhook_endpoints
-      WHERE disabled_at IS NULL AND (events IS NULL OR EXISTS (SELECT 1 FROM json_each(events) WHERE value = ?))`)
-    const recordChange = (change: PlantChange, plant: PlantRow, committedAt: number, context: WriteContext | undefined): void => {
-      const messages: readonly OutboxMessage[] = this.outbox.messagesOf(change, plant, committedAt, context?.traceparent)
-      for (const { messageId, event, body, traceparent, dueAt } of messages) {
-        insertMessage.run(messageId, event, body, traceparent ?? null, committedAt, dueAt, event)
-      }
+    // The webhooks' messages of the batch's changes, written as bundles at its end.
+    const bundles = new MessageBundles(database)
+    let batchChanges = bundles.startBatch()
+    const recordChange = (change: PlantChange, plant: PlantRow, context: WriteContext | undefined): void => {
+      if (this.outbox.wants(change)) bundles.add(batchChanges, change, plant, context?.traceparent)
     }
     const selectDocument = database.prepare<[bigint], string>('SELECT document FROM plants WHERE id = ?').pluck()
     // The id is the table's rowid: a page is a range of its B-tree, found without a scan.
@@ -98,15 +94,15 @@ export class SqlitePlantStore implements PlantStore {
     // batch is one IMMEDIATE transaction (one fsync): no other writer can slip in between, in
     // this process or another on the same file, and a failure leaves none of it written.
     // The webhooks' messages of a change are written with it, in the batch's transaction.
-    const commitWrite = (write: PlantWrite, committedAt: number): WriteResult => {
+    const commitWrite = (write: PlantWrite): WriteResult => {
       if (write.kind === 'delete') {
         const document = remove.get(write.id)
         if (document === undefined) return 'absent'
-        recordChange('plant-deleted', { id: write.id, document }, committedAt, write.context)
+        recordChange('plant-deleted', { id: write.id, document }, write.context)
         return 'deleted'
       }
       if (insert.run(write.plant.id, write.plant.document).changes === 1) {
-        recordChange('plant-created', write.plant, committedAt, write.context)
+        recordChange('plant-created', write.plant, write.context)
         return 'created'
       }
       return compareWithStored(write.plant, selectDocument.get(write.plant.id))
@@ -120,7 +116,10 @@ export class SqlitePlantStore implements PlantStore {
     this.readPage = (after, count) => after === undefined ? selectFirstPage.all(count) : selectPageAfter.all(after, count)
     const commitWrites = database.transaction((writes: readonly PlantWrite[]) => {
       const committedAt = Date.now()
-      return writes.map((write) => commitWrite(write, committedAt))
+      batchChanges = bundles.startBatch()
+      const results = writes.map(commitWrite)
+      bundles.write(batchChanges, this.outbox, committedAt)
+      return results
     })
     // A failed transaction was rolled back whole. "Busy" or "disk full" is the store's state,
     // the same for every write in the batch; anything else may be one write's own.
@@ -135,7 +134,7 @@ export class SqlitePlantStore implements PlantStore {
     const readUnderWriteLock = database.transaction(() => migrationVersion.get())
     this.readMigrationVersion = () => readUnderWriteLock.immediate()
     this.apiTokens = new SqliteApiTokenStore(database, (statement) => this.runTokenStatement(statement))
-    this.webhooks = new SqliteWebhookStore(database, (statement) => this.runTokenStatement(statement))
+    this.webhooks = new SqliteWebhookStore(database, bundles, (statement) => this.runTokenStatement(statement))
   }
 
   async createPlant (plant: PlantRow, context?: WriteContext): Promise<CreatePlantOutcome> {

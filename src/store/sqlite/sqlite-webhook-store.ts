@@ -2,6 +2,7 @@ import type {
   DueWebhookMessage, LeasedWebhookEndpoint, MessagePosition, NewWebhookEndpointRow, WebhookEndpointSummary, WebhookStore,
 } from '../webhook-store.js'
 import type { Transaction } from 'better-sqlite3'
+import type { MessageBundles } from './message-bundles.js'
 import type { Database } from './sqlite-driver.js'
 
 type RunStatement = <T>(statement: () => T) => T
@@ -46,16 +47,18 @@ const numberOrNull = (value: bigint | null): number | null => value === null ? n
 export class SqliteWebhookStore implements WebhookStore {
   private readonly statements
 
-  constructor (database: Database, private readonly run: RunStatement) {
+  constructor (database: Database, private readonly bundles: MessageBundles, private readonly run: RunStatement) {
     this.statements = {
       insertEndpoint: database.prepare('INSERT INTO webhook_endpoints (id, url, events, secret, created_at) VALUES (?, ?, ?, ?, ?)'),
       selectEndpoints: database.prepare<[], EndpointRecord>(`SELECT e.id, e.url, e.events, e.created_at, e.disabled_at, e.disabled_reason,
           e.last_failure_at, e.last_failure_reason,
-          (SELECT count(*) FROM webhook_messages m WHERE m.endpoint_id = e.id AND m.next_attempt_at IS NOT NULL) AS pending,
+          (SELECT count(*) FROM webhook_messages m WHERE m.endpoint_id = e.id AND m.next_attempt_at IS NOT NULL)
+            + (SELECT coalesce(sum(b.message_count), 0) FROM webhook_message_bundles b WHERE b.endpoint_id = e.id) AS pending,
           (SELECT count(*) FROM webhook_messages m WHERE m.endpoint_id = e.id AND m.next_attempt_at IS NULL) AS failed
         FROM webhook_endpoints e ORDER BY e.created_at, e.id`),
       deleteEndpoint: database.prepare('DELETE FROM webhook_endpoints WHERE id = ?'),
       deleteEndpointMessages: database.prepare('DELETE FROM webhook_messages WHERE endpoint_id = ?'),
+      deleteEndpointBundles: database.prepare('DELETE FROM webhook_message_bundles WHERE endpoint_id = ?'),
       rotateSecret: database.prepare(`UPDATE webhook_endpoints
         SET previous_secret = secret, previous_secret_until = ?, secret = ? WHERE id = ?`),
       selectSubscriptions: database.prepare<[], string | null>('SELECT events FROM webhook_endpoints WHERE disabled_at IS NULL').pluck(),
@@ -73,11 +76,13 @@ export class SqliteWebhookStore implements WebhookStore {
         SET last_failure_at = ?, last_failure_reason = ?, failing_since = coalesce(failing_since, ?) WHERE id = ?`),
       recordSuccess: database.prepare('UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL'),
       disable: database.prepare('UPDATE webhook_endpoints SET disabled_at = ?, disabled_reason = ?, lease_owner = NULL, lease_until = NULL WHERE id = ?'),
-      countPending: database.prepare<[], bigint>('SELECT count(*) FROM webhook_messages WHERE next_attempt_at IS NOT NULL').pluck(),
+      countPending: database.prepare<[], bigint>(`SELECT (SELECT count(*) FROM webhook_messages WHERE next_attempt_at IS NOT NULL)
+        + (SELECT coalesce(sum(message_count), 0) FROM webhook_message_bundles)`).pluck(),
     }
-    const { deleteEndpoint, deleteEndpointMessages, deleteMessage } = this.statements
+    const { deleteEndpoint, deleteEndpointMessages, deleteEndpointBundles, deleteMessage } = this.statements
     this.deleteEndpointAndMessages = database.transaction((id: string) => {
       deleteEndpointMessages.run(id)
+      deleteEndpointBundles.run(id)
       return deleteEndpoint.run(id).changes === 1
     })
     this.deleteDelivered = database.transaction((seqs: readonly number[]) => {
@@ -135,7 +140,10 @@ export class SqliteWebhookStore implements WebhookStore {
     this.run(() => this.statements.release.run(owner))
   }
 
+  // The endpoint's bundles are unpacked first (src/store/sqlite/message-bundles.ts), as many
+  // messages as are asked for at least.
   async dueMessages (endpointId: string, now: number, after: MessagePosition, limit: number): Promise<DueWebhookMessage[]> {
+    this.run(() => { this.bundles.unpack(endpointId, limit) })
     return this.run(() => this.statements.selectDue.all(endpointId, BigInt(now), after.nextAttemptAt, after.seq, limit)).map((record) => ({
       seq: Number(record.seq),
       messageId: record.message_id,
