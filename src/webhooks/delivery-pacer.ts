@@ -6,11 +6,13 @@ export type LoopUtilization = () => EventLoopUtilization
 
 // The service is saturated when its event loop was busy for more than this share of an interval
 // and at least this many requests waited for their answers, on average over the dispatcher's
-// rounds in it. Either alone says too little: on SQLite the loop also waits out each commit's
-// fsync, busy at a few hundred creates a second, and requests wait on a slow store while the
-// loop idles.
+// rounds in it; it is calm when the loop was less busy, or fewer requests waited than the calm
+// bound; in between, the limit stays as it is. Either signal alone says too little: on SQLite
+// the loop also waits out each commit's fsync, busy at a steady 2,000 creates a second with a
+// request or three waiting, and requests wait on a slow store while the loop idles.
 const busyAbove = 0.9
-const waitingAtLeast = 4
+const waitingWhenSaturated = 6
+const waitingWhenCalm = 3
 // A load that lasts: a moment's stall (a collection, a burst, a slow fsync) holds nothing back.
 const saturatedIntervalsBeforeLimiting = 2
 // The shortest interval judged: shorter ones measure the scheduler's noise more than the load.
@@ -28,7 +30,7 @@ const noRequests: RequestLoad = { answered: () => 0, waiting: () => 0 }
 // Deliveries give way to requests. A delivery costs the service about as much CPU as a create,
 // so a service saturated with creates would answer half as many if each were delivered at once.
 // While the service stays saturated, the attempts started each interval are halved (down to the
-// share above); once it is not, they double, back to no limit. At any load the service keeps up
+// share above); once it is calm, they double, back to no limit. At any load the service keeps up
 // with, nothing is held back; under more, the messages wait in the outbox (durable, costing no
 // memory) and are delivered as soon as there is room.
 export class DeliveryPacer {
@@ -60,12 +62,15 @@ export class DeliveryPacer {
     const utilization = this.loopUtilization()
     const answered = this.requests.answered()
     const busy = busyShare(this.utilizationAtStart, utilization)
-    const saturated = busy > busyAbove && this.waitingSum / this.waitingSamples >= waitingAtLeast
-    this.saturatedIntervals = saturated ? this.saturatedIntervals + 1 : 0
-    if (this.saturatedIntervals >= saturatedIntervalsBeforeLimiting) {
+    const waiting = this.waitingSum / this.waitingSamples
+    const saturated = busy > busyAbove && waiting >= waitingWhenSaturated
+    const calm = busy <= busyAbove || waiting < waitingWhenCalm
+    if (saturated) this.saturatedIntervals++
+    else if (calm) this.saturatedIntervals = 0
+    if (saturated && this.saturatedIntervals >= saturatedIntervalsBeforeLimiting) {
       const share = Math.max(1, Math.floor((answered - this.answeredAtStart) / requestsPerAttemptWhenSaturated))
       this.limit = Math.max(share, Math.floor(Math.min(this.limit, this.started) / 2))
-    } else if (!saturated && Number.isFinite(this.limit)) {
+    } else if (calm && Number.isFinite(this.limit)) {
       this.limit = this.limit * 2 > unlimitedAbove ? Number.POSITIVE_INFINITY : this.limit * 2
     }
     this.started = 0
