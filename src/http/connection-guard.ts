@@ -64,6 +64,13 @@ function withoutStackTraces (socket: Socket): void {
   socket.once('close', restore)
 }
 
+// What the server is answering: requests answered since it started, and requests read and not
+// yet answered (src/webhooks/delivery-pacer.ts gives way to them).
+export interface RequestLoad {
+  readonly answered: () => number
+  readonly waiting: () => number
+}
+
 // The HTTP server under Fastify, with what Node's own does not bound:
 // - Pipelining. Node parses every request a read brings (64 KiB: over a thousand small
 //   requests) at once, and answers them in order, holding each until those before it are
@@ -80,11 +87,6 @@ function withoutStackTraces (socket: Socket): void {
 //   sent a moment before, still in flight, is lost. Here closing stops new connections, answers
 //   every request that arrives with `Connection: close`, and closes a connection only once it
 //   has been idle for shutdownIdleGraceMs.
-export interface RequestLoad {
-  readonly answered: () => number
-  readonly waiting: () => number
-}
-
 export class ConnectionGuard {
   readonly #limits: ConnectionLimits
   readonly #log: () => FastifyBaseLogger
@@ -94,8 +96,10 @@ export class ConnectionGuard {
   #immediateThisTurn = 0
   readonly #startTurn = (): void => { this.#immediateThisTurn = 0 }
   #shuttingDown = false
-  #requestsHandled = 0
   #requestsAnswered = 0
+  // The sum of every open connection's unanswered requests: a connection that closes takes its
+  // own with it (Node emits no 'close' for a response still queued behind another then).
+  #requestsUnanswered = 0
 
   // One listener for every response's 'close' (emitted once), not a closure per request.
   readonly #responseClosed: (this: ServerResponse) => void
@@ -122,7 +126,10 @@ export class ConnectionGuard {
     server.on('connection', (socket: Socket) => {
       const connection: Connection = { unanswered: 0, lastResponse: undefined, idleSince: Date.now() }
       this.#connections.set(socket, connection)
-      socket.once('close', () => this.#connections.delete(socket))
+      socket.once('close', () => {
+        this.#requestsUnanswered -= connection.unanswered
+        this.#connections.delete(socket)
+      })
       this.#limitUnanswered(socket, connection)
     })
     server.close = (callback) => {
@@ -133,11 +140,9 @@ export class ConnectionGuard {
     return server
   }
 
-  // Requests answered since the server started, and requests handed to the app and not yet
-  // answered: what the webhooks' deliveries give way to.
   readonly requestLoad: RequestLoad = {
     answered: () => this.#requestsAnswered,
-    waiting: () => this.#requestsHandled - this.#requestsAnswered,
+    waiting: () => this.#requestsUnanswered,
   }
 
   #limitUnanswered (socket: Socket, connection: Connection): void {
@@ -148,6 +153,7 @@ export class ConnectionGuard {
     }
     parser.onIncoming = (request, keepAlive) => {
       connection.unanswered += 1
+      this.#requestsUnanswered += 1
       if (connection.unanswered <= this.#limits.maxUnansweredRequests) return nodeOnIncoming(request, keepAlive)
       this.#log().warn({ remoteAddress: socket.remoteAddress, limit: this.#limits.maxUnansweredRequests },
         'connection closed: more requests unanswered on it than MAX_UNANSWERED_REQUESTS')
@@ -170,7 +176,6 @@ export class ConnectionGuard {
       response.shouldKeepAlive = false
     }
     connection.lastResponse = response
-    this.#requestsHandled++
     response.on('close', this.#responseClosed)
     if (connection.unanswered === 1 && this.#immediateThisTurn < immediateRequestsPerTurn) {
       if (this.#immediateThisTurn++ === 0) setImmediate(this.#startTurn)
@@ -201,6 +206,7 @@ export class ConnectionGuard {
     const connection = this.#connections.get(response.req.socket)
     if (connection === undefined) return
     connection.unanswered -= 1
+    this.#requestsUnanswered -= 1
     if (connection.lastResponse === response) connection.lastResponse = undefined
     if (this.#shuttingDown) connection.idleSince = Date.now()
   }

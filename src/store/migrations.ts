@@ -156,7 +156,8 @@ export const migrations: readonly Migration[] = [
     // each commit write several more pages: the outbox cost a create more than its plant did.
     // The bundles are unpacked into webhook_messages by the instance delivering them, before it
     // reads what is due. PostgreSQL's creates are bound by its own processes, not by the pages a
-    // commit writes, and it keeps writing a row per message: nothing changes there.
+    // commit writes, and it keeps writing a row per message: nothing changes there. A release
+    // before this one does not know the bundles: rolled back to, it would neither send nor count them.
     version: 6,
     name: 'webhook messages written a batch at a time (SQLite)',
     sqlite: `CREATE TABLE webhook_message_bundles (
@@ -164,10 +165,11 @@ export const migrations: readonly Migration[] = [
                endpoint_id   TEXT NOT NULL,
                event         TEXT NOT NULL,
                id_prefix     TEXT NOT NULL,
-               messages      TEXT NOT NULL,
                message_count INTEGER NOT NULL,
                committed_at  INTEGER NOT NULL,
-               due_at        INTEGER NOT NULL
+               due_at        INTEGER NOT NULL,
+               -- Last: a count read past a value that overflows its page reads the overflow too.
+               messages      TEXT NOT NULL
              ) STRICT;
              CREATE INDEX webhook_message_bundles_endpoint ON webhook_message_bundles (endpoint_id, seq)`,
     postgres: '',

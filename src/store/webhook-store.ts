@@ -73,7 +73,8 @@ export interface WebhookStore {
   // and answers those `owner` now holds, as they are now (a rotated secret included).
   leaseEndpoints (owner: string, now: number, until: number): Promise<LeasedWebhookEndpoint[]>
   releaseEndpoints (owner: string): Promise<void>
-  // Up to `limit` messages of the endpoint due by `now` and placed after `after`, the earliest due first.
+  // Up to `limit` messages of the endpoint due by `now` and placed after `after`, the earliest due
+  // first. On SQLite this first unpacks the endpoint's bundles, under the write lock.
   dueMessages (endpointId: string, now: number, after: MessagePosition, limit: number): Promise<DueWebhookMessage[]>
   // The messages delivered.
   deleteMessages (seqs: readonly number[]): Promise<void>

@@ -7,7 +7,7 @@ export type LoopUtilization = () => EventLoopUtilization
 // The service is saturated when its event loop was busy for more than this share of an interval
 // and at least this many requests waited for their answers, on average over the dispatcher's
 // rounds in it; it is calm when the loop was less busy, or fewer requests waited than the calm
-// bound; in between, the limit stays as it is. Either signal alone says too little: on SQLite
+// bound; in between, the limit grows slowly. Either signal alone says too little: on SQLite
 // the loop also waits out each commit's fsync, busy at a steady 2,000 creates a second with a
 // request or three waiting, and requests wait on a slow store while the loop idles.
 const busyAbove = 0.9
@@ -46,15 +46,16 @@ export class DeliveryPacer {
   constructor (
     private readonly requests: RequestLoad = noRequests,
     private readonly loopUtilization: LoopUtilization = () => performance.eventLoopUtilization(),
-    now = Date.now()
+    now = performance.now()
   ) {
     this.intervalStartedAt = now
     this.utilizationAtStart = loopUtilization()
     this.answeredAtStart = requests.answered()
   }
 
-  // Called on every round of the dispatcher: counts the requests waiting, and judges the interval
-  // that ended, at most every minimumIntervalMs.
+  // Called on every round of the dispatcher, with a monotonic clock (performance.now(): a wall
+  // clock set back would hold the interval open): counts the requests waiting, and judges the
+  // interval that ended, at most every minimumIntervalMs.
   tick (now: number): void {
     this.waitingSum += this.requests.waiting()
     this.waitingSamples++
@@ -72,6 +73,9 @@ export class DeliveryPacer {
       this.limit = Math.max(share, Math.floor(Math.min(this.limit, this.started) / 2))
     } else if (calm && Number.isFinite(this.limit)) {
       this.limit = this.limit * 2 > unlimitedAbove ? Number.POSITIVE_INFINITY : this.limit * 2
+    } else if (!saturated && Number.isFinite(this.limit)) {
+      // Between the two, the limit creeps up, so that a limit set by a burst does not outlast it.
+      this.limit = Math.ceil(this.limit * 1.25)
     }
     this.started = 0
     this.waitingSum = 0

@@ -109,7 +109,7 @@ export class WebhookDispatcher {
       this.nextLeaseAt = now + renewEveryMs
     }
     for (const delivery of this.deliveries.values()) await delivery.flushDue(now)
-    this.services.pacer.tick(now)
+    this.services.pacer.tick(performance.now())
     // Each round starts with the next endpoint, so that, while the pacer holds attempts back,
     // no endpoint takes every attempt an interval allows.
     const deliveries = [...this.deliveries.values()]

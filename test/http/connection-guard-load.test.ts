@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { type AddressInfo, connect } from 'node:net'
 import type { FastifyBaseLogger } from 'fastify'
 import { test } from 'tap'
 import { ConnectionGuard } from '../../src/http/connection-guard.js'
@@ -28,4 +28,20 @@ test('the guard counts requests waiting for their answers, and those answered', 
   await responses[2]!.catch(() => undefined)
   while (guard.requestLoad.waiting() > 0) await new Promise((resolve) => setTimeout(resolve, 5))
   t.same([guard.requestLoad.waiting(), guard.requestLoad.answered()], [0, 3], 'a response closed unanswered no longer waits')
+})
+
+test('requests pipelined on a connection that closes before they are answered no longer wait', async (t) => {
+  const guard = new ConnectionGuard({ maxConnections: 100, maxUnansweredRequests: 16, shutdownIdleGraceMs: 100 }, () => ({}) as FastifyBaseLogger)
+  const held: ServerResponse[] = []
+  const server = guard.serverFactory((_request: IncomingMessage, response: ServerResponse) => { held.push(response) }, {})
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { server.closeAllConnections(); server.close() })
+  const { port } = server.address() as AddressInfo
+  const socket = connect(port, '127.0.0.1')
+  socket.write('GET /1 HTTP/1.1\r\nHost: a\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\nGET /3 HTTP/1.1\r\nHost: a\r\n\r\n')
+  while (guard.requestLoad.waiting() < 3) await new Promise((resolve) => setTimeout(resolve, 5))
+  socket.destroy()
+  while (!held.every((response) => response.socket === null || response.socket.destroyed)) await new Promise((resolve) => setTimeout(resolve, 5))
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  t.equal(guard.requestLoad.waiting(), 0)
 })

@@ -78,6 +78,28 @@ t.test('a message has the same id at every endpoint subscribed to it, and its tr
   t.equal(toEvery[0]!.traceparent, null)
 })
 
+t.test('ids past 2^53 and bodies come out exactly as they went in', async (t) => {
+  const store = await storeWithEndpoints(`${t.testdir()}/plants.db`)
+  t.teardown(() => store.close())
+  await store.createPlant(plantRow({ id: 9007199254740993n, name: 'Fern', tag: 'shade' }))
+  const [message] = await store.webhooks.dueMessages(everyEvent, Date.now() + 1000, beforeEveryMessage, 64)
+  const timestamp = new Date(message!.committedAt).toISOString()
+  t.equal(message!.body, `{"type":"newPlant","timestamp":"${timestamp}","data":{"id":9007199254740993,"name":"Fern","tag":"shade"}}`)
+})
+
+t.test('changes in one batch are sent in the order they were made', async (t) => {
+  const store = await storeWithEndpoints(`${t.testdir()}/plants.db`)
+  t.teardown(() => store.close())
+  // Sent together: one batch, which creates, deletes and creates plant 5 again.
+  await Promise.all([
+    store.createPlant(plantRow({ id: 5n, name: 'Fern' })),
+    store.deletePlant(5n),
+    store.createPlant(plantRow({ id: 5n, name: 'Fern' })),
+  ])
+  const due = await store.webhooks.dueMessages(everyEvent, Date.now() + 1000, beforeEveryMessage, 64)
+  t.same(due.map(({ event }) => event), ['newPlant', 'plantDeleted', 'newPlant'])
+})
+
 t.test('unpacking goes as far as it is asked, oldest bundles first', async (t) => {
   const store = await storeWithEndpoints(`${t.testdir()}/plants.db`)
   t.teardown(() => store.close())

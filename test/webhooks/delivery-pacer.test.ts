@@ -113,7 +113,7 @@ test('many requests waiting on an idle loop (a slow store) are not held up by de
   t.equal(pacer.attemptsPerInterval, Number.POSITIVE_INFINITY)
 })
 
-test('between saturated and calm (the loop busy, a few requests waiting), the limit stays as it is', async (t) => {
+test('between saturated and calm (the loop busy, a few requests waiting), the limit grows by a quarter an interval', async (t) => {
   const load = new FakeLoad()
   const pacer = pacerOn(load)
   for (let i = 0; i < 20; i++) {
@@ -121,13 +121,15 @@ test('between saturated and calm (the loop busy, a few requests waiting), the li
     load.interval(pacer, saturated)
   }
   t.equal(pacer.attemptsPerInterval, 50)
-  for (let i = 0; i < 5; i++) {
+  const limits: number[] = []
+  for (let i = 0; i < 3; i++) {
     startsAllowed(pacer)
     load.interval(pacer, { busy: 1, answered: 1600, waiting: 4 })
+    limits.push(pacer.attemptsPerInterval)
   }
-  t.equal(pacer.attemptsPerInterval, 50)
+  t.same(limits, [63, 79, 99])
   load.interval(pacer, { busy: 1, answered: 1600, waiting: 2 })
-  t.equal(pacer.attemptsPerInterval, 100, 'calm: fewer than 3 waiting')
+  t.equal(pacer.attemptsPerInterval, 198, 'calm: fewer than 3 waiting')
 })
 
 test('a moment\'s saturation between calm intervals holds nothing back', async (t) => {

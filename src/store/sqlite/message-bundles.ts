@@ -17,8 +17,9 @@ interface BundleRecord {
 // request that changed it.
 type BundledMessage = [id: string, document: string, traceparent: string | null]
 
-// The changes of one batch, by kind.
-type BatchChanges = Map<PlantChange, BundledMessage[]>
+// The changes of one batch in the order they were made, as runs of one kind: a batch that
+// creates, deletes and creates one id again sends newPlant, plantDeleted, newPlant, in that order.
+export type BatchChanges = Array<{ readonly change: PlantChange, readonly messages: BundledMessage[] }>
 
 // A batch's webhook messages, written as one bundle per webhook and endpoint subscribed to it
 // (migration 6): a row with the plants' ids and documents, where a row per message and its index
@@ -47,6 +48,7 @@ export class MessageBundles {
       while (unpacked < atLeast) {
         const bundles = selectBundles.all(endpointId, bundlesReadAtOnce)
         for (const bundle of bundles) {
+          if (unpacked >= atLeast) break
           const committedAt = Number(bundle.committed_at)
           const messages = JSON.parse(bundle.messages) as BundledMessage[]
           messages.forEach(([id, document, traceparent], index) => {
@@ -68,28 +70,30 @@ export class MessageBundles {
       try {
         unpack.immediate(endpointId, atLeast)
       } finally {
-        database.pragma('synchronous = FULL')
+        // Inside a transaction left open (a failed rollback) the setting cannot change, and the
+        // store takes no write until it is gone: its error is the one to tell.
+        if (!database.inTransaction) database.pragma('synchronous = FULL')
       }
     }
   }
 
   // The changes of the batch now being committed, gathered as its writes run.
   startBatch (): BatchChanges {
-    return new Map()
+    return []
   }
 
   add (batch: BatchChanges, change: PlantChange, plant: PlantRow, traceparent: string | undefined): void {
     const message: BundledMessage = [String(plant.id), plant.document, traceparent ?? null]
-    const messages = batch.get(change)
-    if (messages === undefined) batch.set(change, [message])
-    else messages.push(message)
+    const last = batch.at(-1)
+    if (last?.change === change) last.messages.push(message)
+    else batch.push({ change, messages: [message] })
   }
 
   // Writes the batch's bundles, in its transaction: one for each webhook a change sends and each
   // endpoint subscribed to it, all of one webhook sharing a prefix, so that a message has the
   // same id at every endpoint.
   write (batch: BatchChanges, outbox: Outbox, committedAt: number): void {
-    for (const [change, messages] of batch) {
+    for (const { change, messages } of batch) {
       const json = JSON.stringify(messages)
       for (const event of outbox.webhooksOf(change)) {
         const prefix = randomBytes(12).toString('hex')

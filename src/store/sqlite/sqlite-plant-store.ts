@@ -9,7 +9,7 @@ import { noOutbox, type Outbox, type PlantChange, type WriteContext } from '../o
 import type { CreatePlantOutcome, PlantPage, PlantRow, PlantStore } from '../plant-store.js'
 import type { WebhookStore } from '../webhook-store.js'
 import { StoreUnavailableError, translateStoreError } from '../store-errors.js'
-import { MessageBundles } from './message-bundles.js'
+import { type BatchChanges, MessageBundles } from './message-bundles.js'
 import { SqliteApiTokenStore } from './sqlite-api-token-store.js'
 import { Database, SqliteError } from './sqlite-driver.js'
 import { sqliteMigrationConnection } from './sqlite-migrations.js'
@@ -81,9 +81,8 @@ export class SqlitePlantStore implements PlantStore {
     const remove = database.prepare<[bigint], string>('DELETE FROM plants WHERE id = ? RETURNING document').pluck()
     // The webhooks' messages of the batch's changes, written as bundles at its end.
     const bundles = new MessageBundles(database)
-    let batchChanges = bundles.startBatch()
-    const recordChange = (change: PlantChange, plant: PlantRow, context: WriteContext | undefined): void => {
-      if (this.outbox.wants(change)) bundles.add(batchChanges, change, plant, context?.traceparent)
+    const recordChange = (batch: BatchChanges, change: PlantChange, plant: PlantRow, context: WriteContext | undefined): void => {
+      if (this.outbox.wants(change)) bundles.add(batch, change, plant, context?.traceparent)
     }
     const selectDocument = database.prepare<[bigint], string>('SELECT document FROM plants WHERE id = ?').pluck()
     // The id is the table's rowid: a page is a range of its B-tree, found without a scan.
@@ -94,15 +93,15 @@ export class SqlitePlantStore implements PlantStore {
     // batch is one IMMEDIATE transaction (one fsync): no other writer can slip in between, in
     // this process or another on the same file, and a failure leaves none of it written.
     // The webhooks' messages of a change are written with it, in the batch's transaction.
-    const commitWrite = (write: PlantWrite): WriteResult => {
+    const commitWrite = (write: PlantWrite, batch: BatchChanges): WriteResult => {
       if (write.kind === 'delete') {
         const document = remove.get(write.id)
         if (document === undefined) return 'absent'
-        recordChange('plant-deleted', { id: write.id, document }, write.context)
+        recordChange(batch, 'plant-deleted', { id: write.id, document }, write.context)
         return 'deleted'
       }
       if (insert.run(write.plant.id, write.plant.document).changes === 1) {
-        recordChange('plant-created', write.plant, write.context)
+        recordChange(batch, 'plant-created', write.plant, write.context)
         return 'created'
       }
       return compareWithStored(write.plant, selectDocument.get(write.plant.id))
@@ -116,9 +115,9 @@ export class SqlitePlantStore implements PlantStore {
     this.readPage = (after, count) => after === undefined ? selectFirstPage.all(count) : selectPageAfter.all(after, count)
     const commitWrites = database.transaction((writes: readonly PlantWrite[]) => {
       const committedAt = Date.now()
-      batchChanges = bundles.startBatch()
-      const results = writes.map(commitWrite)
-      bundles.write(batchChanges, this.outbox, committedAt)
+      const batch = bundles.startBatch()
+      const results = writes.map((write) => commitWrite(write, batch))
+      bundles.write(batch, this.outbox, committedAt)
       return results
     })
     // A failed transaction was rolled back whole. "Busy" or "disk full" is the store's state,

@@ -143,7 +143,12 @@ export class SqliteWebhookStore implements WebhookStore {
   // The endpoint's bundles are unpacked first (src/store/sqlite/message-bundles.ts), as many
   // messages as are asked for at least.
   async dueMessages (endpointId: string, now: number, after: MessagePosition, limit: number): Promise<DueWebhookMessage[]> {
-    this.run(() => { this.bundles.unpack(endpointId, limit) })
+    try {
+      this.run(() => { this.bundles.unpack(endpointId, limit) })
+    } catch {
+      // Unpacked on a later read (another process holding the write lock, say): what is
+      // unpacked already is read now. A bundle that could never be unpacked stays counted.
+    }
     return this.run(() => this.statements.selectDue.all(endpointId, BigInt(now), after.nextAttemptAt, after.seq, limit)).map((record) => ({
       seq: Number(record.seq),
       messageId: record.message_id,
