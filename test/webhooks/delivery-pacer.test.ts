@@ -33,6 +33,14 @@ function startsAllowed (pacer: DeliveryPacer, tries = 100_000): number {
   return started
 }
 
+// `intervals` saturated intervals, each starting every attempt the pacer allows.
+function saturateFor (load: FakeLoad, pacer: DeliveryPacer, intervals: number): void {
+  for (let i = 0; i < intervals; i++) {
+    startsAllowed(pacer)
+    load.interval(pacer, saturated)
+  }
+}
+
 function pacerOn (load: FakeLoad): DeliveryPacer {
   return new DeliveryPacer(load.requests, load.loopUtilization, load.now)
 }
@@ -80,10 +88,7 @@ test('under saturation with few requests answered, one attempt an interval still
 test('once the service is no longer saturated, the limit doubles each interval and is then lifted', async (t) => {
   const load = new FakeLoad()
   const pacer = pacerOn(load)
-  for (let i = 0; i < 20; i++) {
-    startsAllowed(pacer)
-    load.interval(pacer, saturated)
-  }
+  saturateFor(load, pacer, 20)
   t.equal(pacer.attemptsPerInterval, 50)
   const limits: number[] = []
   for (let i = 0; i < 8; i++) {
@@ -116,10 +121,7 @@ test('many requests waiting on an idle loop (a slow store) are not held up by de
 test('between saturated and calm (the loop busy, a few requests waiting), the limit grows by a quarter an interval', async (t) => {
   const load = new FakeLoad()
   const pacer = pacerOn(load)
-  for (let i = 0; i < 20; i++) {
-    startsAllowed(pacer)
-    load.interval(pacer, saturated)
-  }
+  saturateFor(load, pacer, 20)
   t.equal(pacer.attemptsPerInterval, 50)
   const limits: number[] = []
   for (let i = 0; i < 3; i++) {
