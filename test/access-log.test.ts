@@ -2,11 +2,12 @@ import { once } from 'node:events'
 import { connect } from 'node:net'
 import t from 'tap'
 import { createPlant, startServer } from './support/running-server.js'
+import { testFolder } from './support/test-folder.js'
 
 const token = 'access-log-test-token-0123456789'
 
 t.test('each request is logged once, when answered, with its id, status and time, and no headers', async (t) => {
-  const server = await startServer(t, { DATABASE_URL: `sqlite:${t.testdir()}/plants.db`, API_TOKENS: token })
+  const server = await startServer(t, { DATABASE_URL: `sqlite:${testFolder(t)}/plants.db`, API_TOKENS: token })
   const created = await createPlant(server.baseUrl, token, { id: 1, name: 'Fern' })
   const refused = await fetch(`${server.baseUrl}/plants?access_token=secret`, { method: 'POST' })
   server.child.kill('SIGTERM')
@@ -47,7 +48,7 @@ t.test('each request is logged once, when answered, with its id, status and time
 })
 
 t.test('a request too malformed for Fastify is logged without the bytes Node could not parse', async (t) => {
-  const server = await startServer(t, { DATABASE_URL: `sqlite:${t.testdir()}/plants.db`, API_TOKENS: token })
+  const server = await startServer(t, { DATABASE_URL: `sqlite:${testFolder(t)}/plants.db`, API_TOKENS: token })
   const { hostname, port } = new URL(server.baseUrl)
   const socket = connect(Number(port), hostname)
   await once(socket, 'connect')

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import t from 'tap'
 import { parseDocument, type Document } from 'yaml'
 import { type CommandResult, runCommand } from './support/run-command.js'
+import { testFolder } from './support/test-folder.js'
 
 // The breaking-change gate (`npm run check:breaking`) on edited copies of openapi.yaml, each
 // compared with the committed spec of the last release. Optic takes seconds a run, so the runs
@@ -16,7 +17,7 @@ const projectRoot = join(import.meta.dirname, '..')
 const gateScript = join(projectRoot, 'scripts', 'check-breaking-changes.sh')
 const releasedVersion = String(parseDocument(readFileSync(join(projectRoot, 'contract', 'released', 'openapi.yaml'), 'utf8')).getIn(['info', 'version']))
 const nextMajorVersion = `${Number(releasedVersion.split('.')[0]) + 1}.0.0`
-const folder = t.testdir()
+const folder = testFolder(t)
 
 type Edit = (spec: Document) => void
 

@@ -4,6 +4,7 @@ import t from 'tap'
 import { createConsumerProject } from './support/consumer-project.js'
 import { runCommand } from './support/run-command.js'
 import { startServer } from './support/running-server.js'
+import { testFolder } from './support/test-folder.js'
 
 // `npm run pack:client` packs the typed client as a package of its own, @plant-store/client. Here
 // a new project elsewhere installs the tarball, type-checks a TypeScript consumer with the
@@ -39,7 +40,7 @@ console.log(JSON.stringify({ created: [created.response.status, created.data], r
 `
 
 t.test('the client packed on its own installs elsewhere, type-checks, and creates a plant', async (t) => {
-  const folder = t.testdir()
+  const folder = testFolder(t)
   const packed = await runCommand(process.execPath, [join(projectRoot, 'scripts', 'pack-client.mjs'), '--pack-destination', folder], { cwd: projectRoot, timeout: commandTimeout })
   t.equal(packed.code, 0, `npm run pack:client packs it\n${packed.stderr}`)
   const tarball = packed.stdout.trim()

@@ -4,6 +4,7 @@ import { issueManagedToken } from '../src/auth/issue-managed-token.js'
 import { SqlitePlantStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { startServer } from './support/running-server.js'
 import { signingKey, signJwt, testAudience, testIssuer, writeJwksFile } from './support/jwt-keys.js'
+import { testFolder } from './support/test-folder.js'
 
 // The built service, as operators run it: what its log says of each caller, and a revocation
 // reaching a client that keeps its connection open.
@@ -11,7 +12,7 @@ import { signingKey, signJwt, testAudience, testIssuer, writeJwksFile } from './
 const apiToken = 'credentials-test-token-0123456789'
 
 t.test('the log names who each request authenticated as, and never holds a token or a JWT', async (t) => {
-  const folder = t.testdir()
+  const folder = testFolder(t)
   const key = await signingKey('key-1')
   const server = await startServer(t, {
     DATABASE_URL: `sqlite:${folder}/plants.db`,
@@ -50,7 +51,7 @@ t.test('the log names who each request authenticated as, and never holds a token
 })
 
 t.test('a client on a kept-alive connection is refused within TOKEN_CACHE_TTL of its token\'s revocation', async (t) => {
-  const folder = t.testdir()
+  const folder = testFolder(t)
   const server = await startServer(t, { DATABASE_URL: `sqlite:${folder}/plants.db`, TOKEN_CACHE_TTL: '1' })
   const store = await SqlitePlantStore.open({ filename: `${folder}/plants.db` })
   t.teardown(() => store.close())

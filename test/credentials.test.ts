@@ -6,6 +6,7 @@ import { mintManagedToken } from '../src/auth/managed-token-format.js'
 import { buildTestApp, type CheckedResponse, type TestApp, testToken } from './support/helper.js'
 import { signingKey, signJwt, testAudience, testIssuer, writeJwksFile } from './support/jwt-keys.js'
 import { testOnEveryBackend } from './support/test-databases.js'
+import { testFolder } from './support/test-folder.js'
 
 // Every way of authenticating, alone and composed, on both backends, through the app: which
 // requests are accepted, who they are accepted as, and how each refusal reads.
@@ -25,7 +26,7 @@ function assertRefused (t: Test, response: CheckedResponse, description: string)
 
 async function jwtSetup (t: Test): Promise<{ settings: Record<string, string>, sign: typeof signJwt, key: Awaited<ReturnType<typeof signingKey>> }> {
   const key = await signingKey('key-1')
-  const file = writeJwksFile(t.testdir(), [key])
+  const file = writeJwksFile(testFolder(t), [key])
   return { settings: { JWT_ISSUER: testIssuer, JWT_AUDIENCE: testAudience, JWT_JWKS_FILE: file }, sign: signJwt, key }
 }
 

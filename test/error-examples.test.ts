@@ -9,6 +9,7 @@ import { SqlitePlantStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { assertExchangeMatchesSpec } from './support/contract.js'
 import { buildTestApp, testToken } from './support/helper.js'
 import { signingKey, signJwt, testAudience, testIssuer } from './support/jwt-keys.js'
+import { testFolder } from './support/test-folder.js'
 
 // The reference shows an example for every failure an operation declares, so each error
 // response must have one, and each must be an answer the service really gives: every example
@@ -138,7 +139,7 @@ async function rateLimitAnswers (t: Test): Promise<unknown[]> {
 
 // A SQLite store another connection locks (503), then breaks (500).
 async function storeAnswers (t: Test): Promise<unknown[]> {
-  const filename = `${t.testdir()}/plants.db`
+  const filename = `${testFolder(t)}/plants.db`
   const store = await SqlitePlantStore.open({ filename, busyTimeoutMs: 50 })
   const { createPlant } = await buildTestApp(t, {}, { store })
   const other = new Database(filename)

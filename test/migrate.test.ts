@@ -4,6 +4,7 @@ import { postgresSkipReason, postgresTestDatabase, runAsAdmin } from './support/
 import { type CommandResult, runCommand } from './support/run-command.js'
 import { readStoredPlants } from './support/stored-plants.js'
 import { migrations } from '../src/store/migrations.js'
+import { testFolder } from './support/test-folder.js'
 
 // `npm run migrate` is `npm run build && node dist/src/migrate.js`; `npm test` has built it.
 const migrateScript = join(import.meta.dirname, '..', 'dist', 'src', 'migrate.js')
@@ -25,7 +26,7 @@ t.test('migrate applies the PostgreSQL migrations without starting a server, and
 })
 
 t.test('migrate creates and migrates a SQLite file', async (t) => {
-  const file = `${t.testdir()}/data/plants.db`
+  const file = `${testFolder(t)}/data/plants.db`
   t.equal((await migrate(`sqlite:${file}`)).code, 0)
   t.same(readStoredPlants(file), [])
 })

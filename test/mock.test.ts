@@ -4,6 +4,7 @@ import t, { type Test } from 'tap'
 import { assertExchangeMatchesSpec } from './support/contract.js'
 import { freePort } from './support/free-port.js'
 import { startServer } from './support/running-server.js'
+import { testFolder } from './support/test-folder.js'
 
 // `npm run mock` is Stoplight Prism serving openapi.yaml alone, behind a front that answers the
 // bodies the service would refuse: consumers can build against the contract before any service
@@ -99,7 +100,7 @@ t.test('MOCK_PORT and --port choose the port; the mock answers every request as 
   const deleted = await fetch(`${baseUrl}/plants/10`, { method: 'DELETE', headers: withToken, signal: AbortSignal.timeout(answerTimeoutMs) })
   t.same([deleted.status, await deleted.text()], [204, ''], 'a delete: 204, no body')
 
-  const service = await startServer(t, { DATABASE_URL: `sqlite:${join(t.testdir(), 'plants.db')}`, API_TOKENS: token })
+  const service = await startServer(t, { DATABASE_URL: `sqlite:${join(testFolder(t), 'plants.db')}`, API_TOKENS: token })
   for (const [what, bodyText] of Object.entries(refusedBodies)) {
     t.same(await post(t, baseUrl, bodyText, withToken), await post(t, service.baseUrl, bodyText, withToken),
       `${what}: the mock answers what the service answers`)

@@ -3,6 +3,7 @@ import type { PlantRow, PlantStore } from '../src/store/plant-store.js'
 import { SqlitePlantStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { StoreUnavailableError } from '../src/store/store-errors.js'
 import { buildTestApp } from './support/helper.js'
+import { testFolder } from './support/test-folder.js'
 
 // Every response, whatever its status, carries X-Content-Type-Options: nosniff and an
 // x-request-id: the caller's when it is valid, a generated UUID otherwise.
@@ -12,7 +13,7 @@ const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 t.test('every response carries nosniff and a request id', async (t) => {
   let storeFailure: Error | undefined
   // A real store whose creates fail on demand.
-  const realStore = await SqlitePlantStore.open({ filename: `${t.testdir()}/plants.db` })
+  const realStore = await SqlitePlantStore.open({ filename: `${testFolder(t)}/plants.db` })
   const failingStore: PlantStore = Object.assign(Object.create(realStore) as PlantStore, {
     createPlant: async (plant: PlantRow) => {
       if (storeFailure !== undefined) throw storeFailure

@@ -5,6 +5,7 @@ import { SqlitePlantStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { StoreUnavailableError } from '../src/store/store-errors.js'
 import { buildTestApp, otherTestToken, testToken } from './support/helper.js'
 import { plantRow } from './support/plant-rows.js'
+import { testFolder } from './support/test-folder.js'
 
 // The request path is built from openapi.yaml: an operation whose security or responses the
 // service cannot honour stops start-up, saying why, and the security requirements are read as
@@ -23,7 +24,7 @@ async function buildWithEditedSpec (t: Test, edit: Edit): Promise<ReturnType<typ
 }
 
 async function refusalToStart (t: Test, edit: Edit): Promise<string> {
-  const store = await SqlitePlantStore.open({ filename: `${t.testdir()}/plants.db` })
+  const store = await SqlitePlantStore.open({ filename: `${testFolder(t)}/plants.db` })
   const error = await buildTestApp(t, {}, { store, openApi: editedSpec(edit) })
     .then(() => undefined, (failure: unknown) => failure)
   t.ok(error instanceof Error, 'buildApp refuses')

@@ -4,6 +4,7 @@ import { issueManagedToken } from '../src/auth/issue-managed-token.js'
 import { buildTestApp, type CheckedResponse, type TestApp, testToken } from './support/helper.js'
 import { signingKey, signJwt, testAudience, testIssuer, writeJwksFile } from './support/jwt-keys.js'
 import { testOnEveryBackend } from './support/test-databases.js'
+import { testFolder } from './support/test-folder.js'
 
 // Roles from the spec: each operation's security requirement names the roles it needs
 // (plants:read for listPlants and getPlant, plants:write for createPlant and deletePlant), and a
@@ -55,7 +56,7 @@ testOnEveryBackend(t, 'managed tokens hold the roles they were issued with; with
 
 t.test('JWTs hold the roles of their scope claim, or else of scp; API_TOKENS hold every role', async (t) => {
   const key = await signingKey('key-1')
-  const app = await buildTestApp(t, { JWT_ISSUER: testIssuer, JWT_AUDIENCE: testAudience, JWT_JWKS_FILE: writeJwksFile(t.testdir(), [key]) })
+  const app = await buildTestApp(t, { JWT_ISSUER: testIssuer, JWT_AUDIENCE: testAudience, JWT_JWKS_FILE: writeJwksFile(testFolder(t), [key]) })
   await assertExactly(t, app, await signJwt(key, { sub: 'scope-reader', scope: 'plants:read openid' }), ['plants:read'])
   await assertExactly(t, app, await signJwt(key, { sub: 'scp-writer', scp: ['plants:write'] }), ['plants:write'])
   await assertExactly(t, app, await signJwt(key, { sub: 'scope-wins', scope: 'plants:read', scp: ['plants:write'] }), ['plants:read'])

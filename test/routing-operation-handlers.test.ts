@@ -8,12 +8,13 @@ import { Observability } from '../src/observability/observability.js'
 import { loadConfig } from '../src/config/config.js'
 import { buildTestApp } from './support/helper.js'
 import { plantRow } from './support/plant-rows.js'
+import { testFolder } from './support/test-folder.js'
 
 // Each operationId of openapi.yaml is routed to a handler of the same name: none is missing,
 // none is extra, and an operation with no handler stops buildApp.
 
 t.test('every operationId of openapi.yaml has a handler, and every handler an operation', async (t) => {
-  const store = await SqlitePlantStore.open({ filename: `${t.testdir()}/plants.db` })
+  const store = await SqlitePlantStore.open({ filename: `${testFolder(t)}/plants.db` })
   t.teardown(() => store.close())
   const openApi = loadOpenApiDocument()
   const observability = await Observability.create({ ...loadConfig({}), METRICS: 'off' })
@@ -41,7 +42,7 @@ t.test('buildApp refuses to start when the spec declares an operation with no ha
   ;(modified.paths as Record<string, unknown>)['/extra'] = {
     get: { operationId: 'getExtra', security: [], responses: { 200: { description: 'x' } } },
   }
-  const store = await SqlitePlantStore.open({ filename: `${t.testdir()}/plants.db` })
+  const store = await SqlitePlantStore.open({ filename: `${testFolder(t)}/plants.db` })
   await t.rejects(buildTestApp(t, {}, { store, openApi: { document: modified, yamlText: '' } }), {
     message: /no handler: .*getExtra/,
   })

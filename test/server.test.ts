@@ -4,11 +4,12 @@ import { connect } from 'node:net'
 import t from 'tap'
 import { Database } from '../src/store/sqlite/sqlite-driver.js'
 import { createPlant, serverArguments, startServer } from './support/running-server.js'
+import { testFolder } from './support/test-folder.js'
 
 const configuredToken = 'server-test-token-0123456789'
 
 t.test('with no credentials configured, the first start creates a managed token "default", shows it once, and it survives restarts', async (t) => {
-  const environment = { DATABASE_URL: `sqlite:${t.testdir()}/plants.db` }
+  const environment = { DATABASE_URL: `sqlite:${testFolder(t)}/plants.db` }
   const first = await startServer(t, environment)
   const printed = /API token: (ps_[0-9A-Za-z]{38})\n/.exec(first.output())
   t.ok(printed, 'a managed token is printed')
@@ -32,7 +33,7 @@ t.test('with no credentials configured, the first start creates a managed token 
 })
 
 t.test('with API_TOKENS set, no managed token is created and nothing is printed about one', async (t) => {
-  const server = await startServer(t, { DATABASE_URL: `sqlite:${t.testdir()}/plants.db`, API_TOKENS: configuredToken })
+  const server = await startServer(t, { DATABASE_URL: `sqlite:${testFolder(t)}/plants.db`, API_TOKENS: configuredToken })
   t.notMatch(server.output(), /API token:|managed token/)
   t.equal((await createPlant(server.baseUrl, configuredToken, { id: 1, name: 'Fern' })).status, 200)
   server.child.kill('SIGTERM')
@@ -49,7 +50,7 @@ t.test('a bad setting stops start-up with a message naming the variable', async 
 })
 
 t.test('SIGTERM lets an in-flight request finish, then closes the database', async (t) => {
-  const folder = t.testdir()
+  const folder = testFolder(t)
   const databaseFile = `${folder}/plants.db`
   const server = await startServer(t, { DATABASE_URL: `sqlite:${databaseFile}`, API_TOKENS: configuredToken })
   const body = JSON.stringify({ id: 42, name: 'Slow fern' })
@@ -81,7 +82,7 @@ t.test('SIGTERM lets an in-flight request finish, then closes the database', asy
 
 t.test('logs carry a request id and never a token', async (t) => {
   const server = await startServer(t, {
-    DATABASE_URL: `sqlite:${t.testdir()}/plants.db`, API_TOKENS: configuredToken, LOG_LEVEL: 'trace',
+    DATABASE_URL: `sqlite:${testFolder(t)}/plants.db`, API_TOKENS: configuredToken, LOG_LEVEL: 'trace',
   })
   await createPlant(server.baseUrl, configuredToken, { id: 1, name: 'Fern' })
   await createPlant(server.baseUrl, 'wrong-token-that-must-not-be-logged', { id: 1, name: 'Fern' })
@@ -97,7 +98,7 @@ t.test('logs carry a request id and never a token', async (t) => {
 })
 
 t.test('racing creates over real HTTP resolve atomically', async (t) => {
-  const server = await startServer(t, { DATABASE_URL: `sqlite:${t.testdir()}/plants.db`, API_TOKENS: configuredToken })
+  const server = await startServer(t, { DATABASE_URL: `sqlite:${testFolder(t)}/plants.db`, API_TOKENS: configuredToken })
   const identical = await Promise.all(Array.from({ length: 50 }, () =>
     createPlant(server.baseUrl, configuredToken, { id: 1, name: 'Ivy' })))
   t.same(identical.map((response) => response.status), Array(50).fill(200), '50 identical racers all get 200')
@@ -112,7 +113,7 @@ t.test('racing creates over real HTTP resolve atomically', async (t) => {
 })
 
 t.test('an acknowledged create survives the process being killed', async (t) => {
-  const environment = { DATABASE_URL: `sqlite:${t.testdir()}/plants.db`, API_TOKENS: configuredToken }
+  const environment = { DATABASE_URL: `sqlite:${testFolder(t)}/plants.db`, API_TOKENS: configuredToken }
   const first = await startServer(t, environment)
   t.equal((await createPlant(first.baseUrl, configuredToken, { id: 7, name: 'Survivor' })).status, 200)
   first.child.kill('SIGKILL')
@@ -135,7 +136,7 @@ async function failedStart (environment: Record<string, string>): Promise<{ code
 }
 
 t.test('a port already in use stops start-up with exit code 1 and one line naming PORT', async (t) => {
-  const folder = t.testdir()
+  const folder = testFolder(t)
   const first = await startServer(t, { DATABASE_URL: `sqlite:${folder}/first.db`, API_TOKENS: configuredToken })
   const second = await failedStart({ PORT: String(first.port), DATABASE_URL: `sqlite:${folder}/second.db` })
   t.equal(second.code, 1)
@@ -143,7 +144,7 @@ t.test('a port already in use stops start-up with exit code 1 and one line namin
 })
 
 t.test('a HOST that is not an address of this machine stops start-up with exit code 1 and one line naming HOST', async (t) => {
-  const folder = t.testdir()
+  const folder = testFolder(t)
   const unresolvable = await failedStart({ HOST: 'example.invalid', PORT: '0', DATABASE_URL: `sqlite:${folder}/a.db` })
   t.equal(unresolvable.code, 1)
   t.equal(unresolvable.stderr, 'the service could not listen: HOST="example.invalid" does not resolve to an address; set HOST to an address of this machine, such as 127.0.0.1 or 0.0.0.0\n')
@@ -154,7 +155,7 @@ t.test('a HOST that is not an address of this machine stops start-up with exit c
 })
 
 t.test('a start logs one summary (listening URL, API reference, store, migrations) and no warning', async (t) => {
-  const folder = t.testdir()
+  const folder = testFolder(t)
   const first = await startServer(t, { DATABASE_URL: `sqlite:${folder}/plants.db`, API_TOKENS: configuredToken, BASE_PATH: '/api' })
   const lines = first.output().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { level: number, msg: string })
   t.same(lines.filter((line) => line.level >= 40), [], 'no warning or error')
@@ -170,7 +171,7 @@ t.test('a start logs one summary (listening URL, API reference, store, migration
 })
 
 t.test('LOG_FORMAT=pretty logs readable lines; JSON is the default when standard output is not a terminal', async (t) => {
-  const server = await startServer(t, { DATABASE_URL: `sqlite:${t.testdir()}/plants.db`, API_TOKENS: configuredToken, LOG_FORMAT: 'pretty' })
+  const server = await startServer(t, { DATABASE_URL: `sqlite:${testFolder(t)}/plants.db`, API_TOKENS: configuredToken, LOG_FORMAT: 'pretty' })
   t.equal((await createPlant(server.baseUrl, configuredToken, { id: 1, name: 'Fern' })).status, 200)
   t.equal((await createPlant(server.baseUrl, 'not-a-token', { id: 2, name: 'Fern' })).status, 401)
   server.child.kill('SIGTERM')
@@ -186,7 +187,7 @@ t.test('LOG_FORMAT=pretty logs readable lines; JSON is the default when standard
 })
 
 t.test('SIGTERM does not wait for ever on a client whose body stalls', async (t) => {
-  const databaseFile = `${t.testdir()}/plants.db`
+  const databaseFile = `${testFolder(t)}/plants.db`
   const server = await startServer(t, { DATABASE_URL: `sqlite:${databaseFile}`, API_TOKENS: configuredToken, REQUEST_TIMEOUT: '500' })
   const socket = connect(server.port, '127.0.0.1')
   t.teardown(() => { socket.destroy() })

@@ -5,12 +5,13 @@ import { SqlitePlantStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { buildTestApp } from './support/helper.js'
 import { otherTransaction, postgresSkipReason, postgresTestDatabase, runAsAdmin } from './support/test-databases.js'
 import { documentOf } from './support/plant-rows.js'
+import { testFolder } from './support/test-folder.js'
 
 // Real SQLite and PostgreSQL failures, seen from outside: the status and code the spec declares, and no
 // internals in the message.
 
 async function appWithLockableStore (t: Test) {
-  const filename = `${t.testdir()}/locked.db`
+  const filename = `${testFolder(t)}/locked.db`
   const store = await SqlitePlantStore.open({ filename, busyTimeoutMs: 50 })
   const testApp = await buildTestApp(t, {}, { store })
   const other = new Database(filename)

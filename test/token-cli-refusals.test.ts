@@ -2,12 +2,13 @@ import { existsSync } from 'node:fs'
 import t from 'tap'
 import { freePort } from './support/free-port.js'
 import { token } from './support/token-cli.js'
+import { testFolder } from './support/test-folder.js'
 
 // What `npm run token` refuses, and how: a command line it does not take exits 2 before the store
 // is opened; a store it cannot use exits 1; neither prints a stack trace.
 
 t.test('an expiry in the past or not in a known form is a usage error (exit 2), and nothing is stored', async (t) => {
-  const databaseUrl = `sqlite:${t.testdir()}/plants.db`
+  const databaseUrl = `sqlite:${testFolder(t)}/plants.db`
   const refusals: Array<[string, RegExp]> = [
     ['2020-01-01', /^--expires 2020-01-01 is not in the future: it is 2020-01-01T00:00:00\.000Z, and now is \S+Z\n\nusage: /],
     ['0d', /^--expires 0d is not in the future/],
@@ -42,7 +43,7 @@ t.test('a bad DATABASE_URL exits 1 with the configuration\'s message, its passwo
 })
 
 t.test('help is the usage on stdout; no command, an unknown one or a bad option is the usage on stderr, exit 2', async (t) => {
-  const databaseUrl = `sqlite:${t.testdir()}/plants.db`
+  const databaseUrl = `sqlite:${testFolder(t)}/plants.db`
   const help = await token(databaseUrl, 'help')
   t.equal(help.code, 0)
   t.match(help.stdout, /^usage: npm run token -- <command>\n/)

@@ -6,6 +6,7 @@ import { classifyManagedToken } from '../src/auth/managed-token-format.js'
 import { SqlitePlantStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { type TestDatabase, runAsAdmin, testOnEveryBackend } from './support/test-databases.js'
 import { listed, token } from './support/token-cli.js'
+import { testFolder } from './support/test-folder.js'
 
 // What `npm run token -- create|list|revoke` do to a store; test/token-cli-refusals.test.ts has
 // the command lines and stores it refuses.
@@ -111,7 +112,7 @@ testOnEveryBackend(t, 'revoking a name no token not revoked has exits 1 and says
   }
 })
 t.test('list shows an expired token as expired; an empty store says how to create one', async (t) => {
-  const file = `${t.testdir()}/plants.db`
+  const file = `${testFolder(t)}/plants.db`
   const empty = await token(`sqlite:${file}`, 'list')
   t.same(empty, { code: 0, stdout: 'there are no tokens; create one with: npm run token -- create --name NAME [--expires 30d]\n', stderr: '' })
   t.same(await listed(`sqlite:${file}`), [], 'as JSON, an empty array')

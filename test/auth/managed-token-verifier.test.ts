@@ -7,6 +7,7 @@ import { notMine } from '../../src/auth/token-verifier.js'
 import { ApiError } from '../../src/errors/api-errors.js'
 import type { ApiTokenStore } from '../../src/store/api-token-store.js'
 import { SqlitePlantStore } from '../../src/store/sqlite/sqlite-plant-store.js'
+import { testFolder } from '../support/test-folder.js'
 
 // The managed-token verifier on a real SQLite store, counted from outside: when it asks the store,
 // when it writes a token's last use, and what each state of a token gets.
@@ -18,7 +19,7 @@ interface CountedStore {
 }
 
 async function countedStore (t: Test): Promise<CountedStore> {
-  const store = await SqlitePlantStore.open({ filename: `${t.testdir()}/plants.db` })
+  const store = await SqlitePlantStore.open({ filename: `${testFolder(t)}/plants.db` })
   t.teardown(() => store.close())
   let lookups = 0
   let recordedUses = 0

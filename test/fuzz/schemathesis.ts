@@ -8,6 +8,7 @@ import { privatePostgres, privatePostgresSkipReason } from '../support/private-p
 import { runCommand } from '../support/run-command.js'
 import { startServer } from '../support/running-server.js'
 import { postgresUrlWithSchema } from '../support/test-databases.js'
+import { testFolder } from '../support/test-folder.js'
 
 // `npm run fuzz`: Schemathesis, pinned in scripts/fuzz/requirements.txt and installed from PyPI
 // into .tools/schemathesis, tests the live service against openapi.yaml with every check it has
@@ -75,7 +76,7 @@ const backends: Backend[] = [
   {
     name: 'SQLite',
     skip: false,
-    databaseUrl: async (t) => `sqlite:${join(t.testdir(), 'plants.db')}`,
+    databaseUrl: async (t) => `sqlite:${join(testFolder(t), 'plants.db')}`,
   },
   {
     name: 'PostgreSQL',

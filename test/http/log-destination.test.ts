@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import t from 'tap'
 import { createTurnBufferedDestination, type WriteBytes } from '../../src/http/log-destination.js'
+import { testFolder } from '../support/test-folder.js'
 
 // A standard output that takes what `accept` says it takes of each write, and records it.
 function fakeOutput (accept: (bytes: Uint8Array, call: number) => number | NodeJS.ErrnoException): { written: string[], writeBytes: WriteBytes } {
@@ -87,7 +88,7 @@ t.test('a standard output that is gone drops the lines, not the service', async 
 })
 
 t.test('lines logged just before the process exits are written', async (t) => {
-  const file = join(t.testdir(), 'log')
+  const file = join(testFolder(t), 'log')
   // The built module, as the service runs it (npm test builds first).
   const module = new URL('../../dist/src/http/log-destination.js', import.meta.url).href
   const script = `import { openSync } from 'node:fs'
@@ -102,7 +103,7 @@ t.test('lines logged just before the process exits are written', async (t) => {
 })
 
 t.test('a real file gets the lines', async (t) => {
-  const file = join(t.testdir(), 'log')
+  const file = join(testFolder(t), 'log')
   const fd = openSync(file, 'w')
   t.teardown(() => closeSync(fd))
   const destination = createTurnBufferedDestination(fd)

@@ -12,6 +12,7 @@ import { waitUntilReady } from './support/readiness.js'
 import { checkRecovery, type RecoveredService } from './support/recovery-checks.js'
 import { reliabilitySeed, seededRandom } from './support/seeded-random.js'
 import { sqliteIntegrityCheck } from './support/sqlite-integrity.js'
+import { testFolder } from '../support/test-folder.js'
 
 // Crashes under load, at random moments: the service killed with SIGKILL, or PostgreSQL itself.
 // After each, on the same database: every create that was acknowledged is stored exactly,
@@ -77,7 +78,7 @@ async function crashPostgresUnderLoad (t: Test, database: PrivatePostgres, serve
 }
 
 t.test('SQLite: acknowledged creates survive SIGKILL of the service under load', async (t) => {
-  const databaseFile = `${t.testdir()}/plants.db`
+  const databaseFile = `${testFolder(t)}/plants.db`
   const environment = { DATABASE_URL: `sqlite:${databaseFile}`, API_TOKENS: token }
   const ledger = new PlantLedger(seededRandom(reliabilitySeed + 1))
   const tally = new CrashTally()

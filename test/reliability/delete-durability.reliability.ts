@@ -9,6 +9,7 @@ import { killPostgresAbruptly, postgresDataFolder } from './support/crash-postgr
 import { keepAliveAgent, type Plant, sendEach } from './support/plant-requests.js'
 import { waitUntilReady } from './support/readiness.js'
 import { reliabilitySeed, seededRandom } from './support/seeded-random.js'
+import { testFolder } from '../support/test-folder.js'
 
 // A 204 from deletePlant promises what a 200 from createPlant does: the deletion is committed and
 // survives a crash. Deletes under load, and a SIGKILL of the service (or of PostgreSQL) at a
@@ -102,7 +103,7 @@ async function checkDeletes (t: Test, load: DeleteLoad, baseUrl: string, read: (
 }
 
 t.test('SQLite: acknowledged deletes survive SIGKILL of the service under load', async (t) => {
-  const databaseFile = `${t.testdir()}/plants.db`
+  const databaseFile = `${testFolder(t)}/plants.db`
   const environment = { DATABASE_URL: `sqlite:${databaseFile}`, API_TOKENS: token }
   const server: RunningServer = await startServer(t, environment)
   await storeEveryPlant(t, server.baseUrl)

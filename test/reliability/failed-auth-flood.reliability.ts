@@ -4,6 +4,7 @@ import t from 'tap'
 import { startServer } from '../support/running-server.js'
 import { postFrom } from './support/plant-requests.js'
 import { watchMemory } from './support/process-memory.js'
+import { testFolder } from '../support/test-folder.js'
 
 // A password-guessing loop: 20,000 requests with wrong tokens from one address. Before rate
 // limits they were all answered, at about 6,600 a second, with no slow-down of any kind.
@@ -26,7 +27,7 @@ t.test(`${guesses} wrong tokens from one address are stopped after RATE_LIMIT_FA
   const untilWindowEnds = windowSeconds * 1000 - (Date.now() % (windowSeconds * 1000))
   if (untilWindowEnds < windowMarginMs) await sleep(untilWindowEnds + 1000)
   const server = await startServer(t, {
-    DATABASE_URL: `sqlite:${t.testdir()}/plants.db`,
+    DATABASE_URL: `sqlite:${testFolder(t)}/plants.db`,
     API_TOKENS: token,
     RATE_LIMIT_FAILED_AUTH: String(failedAuthLimit),
     RATE_LIMIT_WINDOW: String(windowSeconds),

@@ -3,6 +3,7 @@ import t from 'tap'
 import { checkFlushOrder } from './support/flush-order.js'
 import { type Plant, sendEach } from './support/plant-requests.js'
 import { startTracedServer, straceSkipReason } from './support/traced-server.js'
+import { testFolder } from '../support/test-folder.js'
 
 // A 200 promises that the create is on disk. On SQLite that means the commit's WAL frames were
 // written and the WAL fsynced before the response left. Where the crash test can only see what
@@ -36,7 +37,7 @@ t.test('the check finds a 200 written before the flush of its commit', async (t)
 t.test('SQLite: no 200 is written to its socket before the WAL holding its create is fsynced', {
   skip: straceSkipReason,
 }, async (t) => {
-  const folder = t.testdir()
+  const folder = testFolder(t)
   const traceFile = join(folder, 'service.strace')
   const server = await startTracedServer(t, { DATABASE_URL: `sqlite:${join(folder, 'plants.db')}`, API_TOKENS: token }, traceFile)
   const plants: Plant[] = Array.from({ length: creates }, (_, index) => ({ id: BigInt(index + 1), name: `Plant ${index + 1}` }))

@@ -4,6 +4,7 @@ import { probeHealth } from './support/health-probe.js'
 import { postFrom } from './support/plant-requests.js'
 import { watchMemory } from './support/process-memory.js'
 import { pipelinedGet, prepareAttack } from './support/pipelining-attack.js'
+import { testFolder } from '../support/test-folder.js'
 
 // Clients that pipeline thousands of requests and never read the answers: before the service
 // bounded them, 170 such connections on /openapi.json took it from 112 MiB to a V8 heap
@@ -33,7 +34,7 @@ const publicRequests = [
 ]
 
 t.test('170 connections each pipelining 2,000 requests they never read keep memory and /healthz bounded, on every public path', async (t) => {
-  const server = await startServer(t, { DATABASE_URL: `sqlite:${t.testdir()}/plants.db`, API_TOKENS: token })
+  const server = await startServer(t, { DATABASE_URL: `sqlite:${testFolder(t)}/plants.db`, API_TOKENS: token })
   const pid = server.child.pid ?? 0
   let answered = 0
   let peakMiB = 0
@@ -66,7 +67,7 @@ t.test('170 connections each pipelining 2,000 requests they never read keep memo
 })
 
 t.test('ten connections pipelining the 1.7 MB docs bundle without reading do not starve /healthz', async (t) => {
-  const server = await startServer(t, { DATABASE_URL: `sqlite:${t.testdir()}/plants.db`, API_TOKENS: token })
+  const server = await startServer(t, { DATABASE_URL: `sqlite:${testFolder(t)}/plants.db`, API_TOKENS: token })
   const attack = await prepareAttack(server.port, {
     connections: 10, requestsPerConnection: 2000, request: pipelinedGet('/docs/swagger-ui-bundle.js'), holdMs: 5000,
   })
@@ -83,7 +84,7 @@ t.test('ten connections pipelining the 1.7 MB docs bundle without reading do not
 })
 
 t.test('a client that pipelines within the limit and reads its answers gets every one, in order', async (t) => {
-  const server = await startServer(t, { DATABASE_URL: `sqlite:${t.testdir()}/plants.db`, API_TOKENS: token })
+  const server = await startServer(t, { DATABASE_URL: `sqlite:${testFolder(t)}/plants.db`, API_TOKENS: token })
   const { connect } = await import('node:net')
   const socket = connect(server.port, '127.0.0.1')
   const paths = Array.from({ length: 16 }, (_, index) => index % 2 === 0 ? '/healthz' : '/openapi.json')

@@ -3,6 +3,7 @@ import { connect, type Socket } from 'node:net'
 import t from 'tap'
 import { readStoredPlants } from '../support/stored-plants.js'
 import { startServer } from '../support/running-server.js'
+import { testFolder } from '../support/test-folder.js'
 
 // After SIGTERM, under load: every request already sent on an open connection is answered
 // (never reset), answers say `Connection: close`, new connections are refused, and the process
@@ -44,7 +45,7 @@ function post (agent: Agent, port: number, id: number, signalledAt: () => number
 }
 
 t.test('SIGTERM under load: nothing sent on an open connection is reset, answers close their connections, the process exits 0', async (t) => {
-  const database = `${t.testdir()}/plants.db`
+  const database = `${testFolder(t)}/plants.db`
   const server = await startServer(t, { DATABASE_URL: `sqlite:${database}`, API_TOKENS: token })
   const agent = new Agent({ keepAlive: true, maxSockets: clients })
   t.teardown(() => agent.destroy())
@@ -119,7 +120,7 @@ function createRequest (id: number): string {
 }
 
 t.test('requests sent on idle keep-alive connections just after SIGTERM are answered, with Connection: close', async (t) => {
-  const server = await startServer(t, { DATABASE_URL: `sqlite:${t.testdir()}/plants.db`, API_TOKENS: token })
+  const server = await startServer(t, { DATABASE_URL: `sqlite:${testFolder(t)}/plants.db`, API_TOKENS: token })
   const sockets = await Promise.all(Array.from({ length: 20 }, async (_, index) => {
     const socket = connect(server.port, '127.0.0.1')
     t.teardown(() => { socket.destroy() })
@@ -137,7 +138,7 @@ t.test('requests sent on idle keep-alive connections just after SIGTERM are answ
 })
 
 t.test('after SIGTERM new connections are refused while a request in flight is finished', async (t) => {
-  const server = await startServer(t, { DATABASE_URL: `sqlite:${t.testdir()}/plants.db`, API_TOKENS: token })
+  const server = await startServer(t, { DATABASE_URL: `sqlite:${testFolder(t)}/plants.db`, API_TOKENS: token })
   const slow = connect(server.port, '127.0.0.1')
   t.teardown(() => { slow.destroy() })
   await new Promise((resolve) => slow.once('connect', resolve))

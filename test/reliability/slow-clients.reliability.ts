@@ -2,6 +2,7 @@ import { connect, type Socket } from 'node:net'
 import t from 'tap'
 import { createPlant, startServer } from '../support/running-server.js'
 import { watchMemory } from './support/process-memory.js'
+import { testFolder } from '../support/test-folder.js'
 
 // Clients that send their headers or their body a trickle at a time are cut at REQUEST_TIMEOUT
 // with a 408 Error body, and do not slow anyone else down meanwhile.
@@ -40,7 +41,7 @@ function slowClient (port: number, head: string, trickle: string): SlowClient {
 
 t.test(`${slowClientsOfEachKind} slow-header and ${slowClientsOfEachKind} slow-body clients get 408 at REQUEST_TIMEOUT, and a normal client is not slowed`, async (t) => {
   const server = await startServer(t, {
-    DATABASE_URL: `sqlite:${t.testdir()}/plants.db`, API_TOKENS: token, REQUEST_TIMEOUT: String(requestTimeoutMs),
+    DATABASE_URL: `sqlite:${testFolder(t)}/plants.db`, API_TOKENS: token, REQUEST_TIMEOUT: String(requestTimeoutMs),
   })
   const memory = watchMemory(server.child.pid ?? 0)
   const body = JSON.stringify({ id: 1, name: 'Slow fern' })

@@ -8,6 +8,7 @@ import { startWebhookReceiver } from '../support/webhook-receiver.js'
 import { CreateLoad } from './support/create-load.js'
 import { PlantLedger } from './support/plant-ledger.js'
 import { reliabilitySeed, seededRandom } from './support/seeded-random.js'
+import { testFolder } from '../support/test-folder.js'
 
 // The transactional outbox under real crashes: creates under load with one endpoint subscribed,
 // the service killed with SIGKILL at random moments and started again, on SQLite and on
@@ -81,7 +82,7 @@ async function crashRounds (t: Test, { databaseUrl, readStoredPlants }: Check): 
 }
 
 t.test('SQLite: every acknowledged create is delivered through SIGKILLs, and nothing else is', async (t) => {
-  const file = `${t.testdir()}/plants.db`
+  const file = `${testFolder(t)}/plants.db`
   await crashRounds(t, { databaseUrl: `sqlite:${file}`, readStoredPlants: async () => readStoredPlants(file) })
 })
 

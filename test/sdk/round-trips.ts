@@ -11,6 +11,7 @@ import { type CommandResult, runCommand } from '../support/run-command.js'
 import { startServer } from '../support/running-server.js'
 import { readStoredPlants, type StoredPlantRow } from '../support/stored-plants.js'
 import { postgresUrlWithSchema, readPostgresPlants } from '../support/test-databases.js'
+import { testFolder } from '../support/test-folder.js'
 
 // `npm run test:sdk`: each client `npm run sdk` generates from openapi.yaml is built with its own
 // language's tools, as a consumer builds it, and a short program of that language
@@ -192,7 +193,7 @@ const backends: Backend[] = [
     name: 'SQLite',
     skip: false,
     database: async (t) => {
-      const file = join(t.testdir(), 'plants.db')
+      const file = join(testFolder(t), 'plants.db')
       return { url: `sqlite:${file}`, read: async () => readStoredPlants(file) }
     },
   },

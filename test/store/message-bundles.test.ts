@@ -6,6 +6,7 @@ import { sqliteMigrationConnection } from '../../src/store/sqlite/sqlite-migrati
 import { SqlitePlantStore } from '../../src/store/sqlite/sqlite-plant-store.js'
 import { beforeEveryMessage, type DueWebhookMessage } from '../../src/store/webhook-store.js'
 import { plantRow } from '../support/plant-rows.js'
+import { testFolder } from '../support/test-folder.js'
 
 // On SQLite a batch's webhook messages are written as bundles, one per webhook and endpoint, and
 // unpacked into a row per message by the instance delivering them
@@ -36,7 +37,7 @@ async function storeWithEndpoints (filename: string): Promise<SqlitePlantStore> 
 const plantIdOf = (message: DueWebhookMessage): number => (JSON.parse(message.body) as { data: { id: number } }).data.id
 
 t.test('a batch of creates is owed, read and counted as one message per plant', async (t) => {
-  const store = await storeWithEndpoints(`${t.testdir()}/plants.db`)
+  const store = await storeWithEndpoints(`${testFolder(t)}/plants.db`)
   t.teardown(() => store.close())
   // Created together: one batch.
   await Promise.all([1n, 2n, 3n].map(async (id) => store.createPlant(plantRow({ id, name: `Fern ${id}` }))))
@@ -61,7 +62,7 @@ t.test('a batch of creates is owed, read and counted as one message per plant', 
 })
 
 t.test('a message has the same id at every endpoint subscribed to it, and its trace', async (t) => {
-  const store = await storeWithEndpoints(`${t.testdir()}/plants.db`)
+  const store = await storeWithEndpoints(`${testFolder(t)}/plants.db`)
   t.teardown(() => store.close())
   await store.createPlant(plantRow({ id: 7n, name: 'Ivy' }))
   const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'
@@ -79,7 +80,7 @@ t.test('a message has the same id at every endpoint subscribed to it, and its tr
 })
 
 t.test('ids past 2^53 and bodies come out exactly as they went in', async (t) => {
-  const store = await storeWithEndpoints(`${t.testdir()}/plants.db`)
+  const store = await storeWithEndpoints(`${testFolder(t)}/plants.db`)
   t.teardown(() => store.close())
   await store.createPlant(plantRow({ id: 9007199254740993n, name: 'Fern', tag: 'shade' }))
   const [message] = await store.webhooks.dueMessages(everyEvent, Date.now() + 1000, beforeEveryMessage, 64)
@@ -88,7 +89,7 @@ t.test('ids past 2^53 and bodies come out exactly as they went in', async (t) =>
 })
 
 t.test('changes in one batch are sent in the order they were made', async (t) => {
-  const store = await storeWithEndpoints(`${t.testdir()}/plants.db`)
+  const store = await storeWithEndpoints(`${testFolder(t)}/plants.db`)
   t.teardown(() => store.close())
   // Sent together: one batch, which creates, deletes and creates plant 5 again.
   await Promise.all([
@@ -101,7 +102,7 @@ t.test('changes in one batch are sent in the order they were made', async (t) =>
 })
 
 t.test('unpacking goes as far as it is asked, oldest bundles first', async (t) => {
-  const store = await storeWithEndpoints(`${t.testdir()}/plants.db`)
+  const store = await storeWithEndpoints(`${testFolder(t)}/plants.db`)
   t.teardown(() => store.close())
   for (let id = 1n; id <= 40n; id++) await store.createPlant(plantRow({ id, name: 'Moss' }))
   const firstFive = await store.webhooks.dueMessages(everyEvent, Date.now() + 1000, beforeEveryMessage, 5)
@@ -113,7 +114,7 @@ t.test('unpacking goes as far as it is asked, oldest bundles first', async (t) =
 })
 
 t.test('deleting an endpoint deletes the bundles it is owed', async (t) => {
-  const store = await storeWithEndpoints(`${t.testdir()}/plants.db`)
+  const store = await storeWithEndpoints(`${testFolder(t)}/plants.db`)
   t.teardown(() => store.close())
   await Promise.all([1n, 2n].map(async (id) => store.createPlant(plantRow({ id, name: 'Fern' }))))
   t.equal(await store.webhooks.deleteEndpoint(everyEvent), true)
@@ -121,7 +122,7 @@ t.test('deleting an endpoint deletes the bundles it is owed', async (t) => {
 })
 
 t.test('messages written a row each by the release before bundles are still delivered after the migration', async (t) => {
-  const filename = `${t.testdir()}/plants.db`
+  const filename = `${testFolder(t)}/plants.db`
   const before = new Database(filename)
   try {
     await applyMigrations(sqliteMigrationConnection(before), 5)

@@ -4,6 +4,7 @@ import { Database } from '../../src/store/sqlite/sqlite-driver.js'
 import { SqlitePlantStore } from '../../src/store/sqlite/sqlite-plant-store.js'
 import { StoreUnavailableError } from '../../src/store/store-errors.js'
 import { testApiTokenStoreContract, type TokenTestDatabase } from './api-token-store-contract.js'
+import { testFolder } from '../support/test-folder.js'
 
 function readTable (filename: string, sql: string): Array<Record<string, unknown>> {
   const database = new Database(filename, { readonly: true })
@@ -15,7 +16,7 @@ function readTable (filename: string, sql: string): Array<Record<string, unknown
 }
 
 function sqliteTokenDatabase (t: Test): TokenTestDatabase & { filename: string } {
-  const filename = `${t.testdir()}/plants.db`
+  const filename = `${testFolder(t)}/plants.db`
   return {
     filename,
     openStore: async () => SqlitePlantStore.open({ filename, busyTimeoutMs: 50 }),

@@ -7,9 +7,10 @@ import { StoreUnavailableError } from '../../src/store/store-errors.js'
 import { testPlantStoreContract } from './plant-store-contract.js'
 import { plantRow } from '../support/plant-rows.js'
 import { migrations as appliedMigrations } from '../../src/store/migrations.js'
+import { testFolder } from '../support/test-folder.js'
 
 t.test('the SQLite store keeps the plant store contract', async (t) => {
-  testPlantStoreContract(t, async (t) => await SqlitePlantStore.open({ filename: `${t.testdir()}/plants.db` }))
+  testPlantStoreContract(t, async (t) => await SqlitePlantStore.open({ filename: `${testFolder(t)}/plants.db` }))
 })
 
 function inspect<T> (filename: string, read: (database: Database) => T): T {
@@ -23,7 +24,7 @@ function inspect<T> (filename: string, read: (database: Database) => T): T {
 }
 
 t.test('the file and its folder are created on first open, in WAL mode with synchronous=FULL', async (t) => {
-  const filename = `${t.testdir()}/nested/folder/plants.db`
+  const filename = `${testFolder(t)}/nested/folder/plants.db`
   const store = await SqlitePlantStore.open({ filename })
   t.teardown(() => store.close())
   t.ok(existsSync(filename))
@@ -33,7 +34,7 @@ t.test('the file and its folder are created on first open, in WAL mode with sync
 })
 
 t.test('migrations are applied once and recorded', async (t) => {
-  const filename = `${t.testdir()}/plants.db`
+  const filename = `${testFolder(t)}/plants.db`
   await (await SqlitePlantStore.open({ filename })).close()
   await (await SqlitePlantStore.open({ filename })).close()
   const migrations = inspect(filename, (database) => database.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all())
@@ -41,7 +42,7 @@ t.test('migrations are applied once and recorded', async (t) => {
 })
 
 t.test('plants survive closing and reopening the file', async (t) => {
-  const filename = `${t.testdir()}/plants.db`
+  const filename = `${testFolder(t)}/plants.db`
   const first = await SqlitePlantStore.open({ filename })
   await first.createPlant(plantRow({ id: 2n ** 62n, name: 'Fern' }))
   await first.close()
@@ -52,7 +53,7 @@ t.test('plants survive closing and reopening the file', async (t) => {
 
 // A store with a short busy timeout, and a second connection to its file that can hold locks.
 async function storeBesideAnotherConnection (t: Test): Promise<{ store: SqlitePlantStore, other: Database }> {
-  const filename = `${t.testdir()}/plants.db`
+  const filename = `${testFolder(t)}/plants.db`
   const store = await SqlitePlantStore.open({ filename, busyTimeoutMs: 50 })
   t.teardown(() => store.close())
   const other = new Database(filename)
@@ -81,7 +82,7 @@ t.test('a store that cannot take the write lock is not ready, and is ready again
 // own checkpoint waits for 16,000 pages, far more than these creates write. Until a checkpoint,
 // the database file lacks the pages that only the log holds.
 t.test('the write-ahead log is checkpointed into the database file off the request thread', async (t) => {
-  const filename = `${t.testdir()}/plants.db`
+  const filename = `${testFolder(t)}/plants.db`
   const store = await SqlitePlantStore.open({ filename })
   t.teardown(() => store.close())
   for (let batch = 0; batch < 20; batch++) {
@@ -100,7 +101,7 @@ t.test('the write-ahead log is checkpointed into the database file off the reque
 })
 
 t.test('closing the store stops its checkpointer and leaves no log behind', async (t) => {
-  const filename = `${t.testdir()}/plants.db`
+  const filename = `${testFolder(t)}/plants.db`
   const store = await SqlitePlantStore.open({ filename })
   await store.createPlant(plantRow({ id: 1n, name: 'Fern' }))
   await store.close()

@@ -6,6 +6,7 @@ import { messageBody, type Outbox } from '../../src/store/outbox.js'
 import { beforeEveryMessage } from '../../src/store/webhook-store.js'
 import { plantRow } from '../support/plant-rows.js'
 import { postgresSkipReason, postgresTestDatabase } from '../support/test-databases.js'
+import { testFolder } from '../support/test-folder.js'
 
 // An endpoint's due messages are read in pages that go on from where the last ended
 // (src/webhooks/endpoint-delivery.ts): each page holds the messages after the given place, in
@@ -67,7 +68,7 @@ function testDueMessages (t: Test, openStore: (t: Test) => Promise<PlantStore>):
 
 t.test('SQLite', async (t) => {
   testDueMessages(t, async (t) => {
-    const store = await SqlitePlantStore.open({ filename: `${t.testdir()}/plants.db` })
+    const store = await SqlitePlantStore.open({ filename: `${testFolder(t)}/plants.db` })
     t.teardown(() => store.close())
     return store
   })

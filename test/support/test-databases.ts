@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import type { Test } from 'tap'
 import { readStoredPlants as readSqlitePlants, type StoredPlantRow, toStoredPlantRow } from './stored-plants.js'
+import { testFolder } from './test-folder.js'
 
 // The PostgreSQL server the tests use: each test gets a schema of its own on it, dropped when
 // the test ends, so runs and parallel test files never see each other's data.
@@ -33,7 +34,7 @@ export interface TestDatabase {
 }
 
 export function sqliteTestDatabase (t: Test): TestDatabase {
-  const file = `${t.testdir()}/plants.db`
+  const file = `${testFolder(t)}/plants.db`
   return { backend: 'SQLite', url: `sqlite:${file}`, readStoredPlants: async () => readSqlitePlants(file) }
 }
 
