@@ -141,3 +141,16 @@ t.test('messages written a row each by the release before bundles are still deli
   t.same(due.map(({ messageId }) => messageId).slice(0, 1), ['msg_00000000000000000000000000000001'])
   t.equal(due.length, 2, 'the message from before, and the one bundled since')
 })
+
+t.test('every message of every batch has an id of its own, across more bundles than one fill of prefixes', async (t) => {
+  const store = await storeWithEndpoints(`${testFolder(t)}/plants.db`)
+  t.teardown(() => store.close())
+  // One create at a time: a batch, and a bundle, each; more than the 256 prefixes drawn at once.
+  const creates = 300
+  for (let id = 1n; id <= BigInt(creates); id++) await store.createPlant(plantRow({ id, name: 'Moss' }))
+  const due = await store.webhooks.dueMessages(everyEvent, Date.now() + 1000, beforeEveryMessage, creates)
+  t.equal(due.length, creates)
+  const prefixes = new Set(due.map(({ messageId }) => messageId.slice(0, -8)))
+  t.equal(prefixes.size, creates, 'a prefix per bundle')
+  t.equal(new Set(due.map(({ messageId }) => messageId)).size, creates, 'an id per message')
+})

@@ -25,7 +25,7 @@ class FakeLoad {
   }
 }
 
-const saturated = { busy: 1, answered: 1600, waiting: 32 }
+const saturated = { busy: 1, answered: 12800, waiting: 32 }
 
 function startsAllowed (pacer: DeliveryPacer, tries = 100_000): number {
   let started = 0
@@ -54,7 +54,7 @@ test('with no requests (an app driven by inject), deliveries are never held back
   t.equal(pacer.attemptsPerInterval, Number.POSITIVE_INFINITY)
 })
 
-test('a service saturated for two intervals and more halves the attempts of each, down to one for every 32 requests it answered', async (t) => {
+test('a service saturated for two intervals and more halves the attempts of each, down to one for every 256 requests it answered', async (t) => {
   const load = new FakeLoad()
   const pacer = pacerOn(load)
   t.equal(startsAllowed(pacer, 2000), 2000, 'no limit before the first interval is judged')
@@ -70,7 +70,7 @@ test('a service saturated for two intervals and more halves the attempts of each
     startsAllowed(pacer)
     load.interval(pacer, saturated)
   }
-  t.equal(pacer.attemptsPerInterval, 1600 / 32, 'no lower than the share of the requests answered')
+  t.equal(pacer.attemptsPerInterval, 12800 / 256, 'no lower than the share of the requests answered')
   t.equal(startsAllowed(pacer), 50)
 })
 
