@@ -3,14 +3,12 @@ import { canonicalJson } from '../../json/canonical-json.js'
 import { parseJsonExactly } from '../../json/parse-json-exactly.js'
 import { compareWithStored, idOf, type PlantWrite, type WriteResult } from '../batched-writes.js'
 import type { Outbox, OutboxMessage } from '../outbox.js'
+import { type CreatedMessages, type Queryable, runBatchStatementWithMessages, writeMessages } from './postgres-outbox-writes.js'
 import type { PlantRow } from '../plant-store.js'
 import { StoreUnavailableError } from '../store-errors.js'
 import { isTransientPostgresError } from './postgres-errors.js'
 
 export const undefinedTable = '42P01'
-
-// A pool, or a connection taken from it for a transaction.
-type Queryable = Pick<pg.ClientBase, 'query'>
 
 // Errors raised by the batch's statements, which then wrote nothing: only these may be one
 // write's own (a trigger or constraint refusing it), so only these are retried write by write.
@@ -34,18 +32,13 @@ ON CONFLICT (id) DO NOTHING RETURNING id::text AS id`
 // with a sequential scan, slower with every plant stored until the table is next analysed.
 const selectDocuments = 'SELECT id::text AS id, document::text AS document FROM plants WHERE id = ANY($1::bigint[])'
 const deletePlants = 'DELETE FROM plants WHERE id = ANY($1::bigint[]) RETURNING id::text AS id, document::text AS document'
-// The webhooks' messages of a batch, one for each enabled endpoint subscribed to its event.
-const insertMessages = `INSERT INTO webhook_messages
-  (endpoint_id, message_id, event, body, traceparent, committed_at, next_attempt_at)
-SELECT e.id, m.message_id, m.event, m.body, m.traceparent, $6::bigint, m.due_at
-FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[]) AS m (message_id, event, body, traceparent, due_at)
-JOIN webhook_endpoints e ON e.disabled_at IS NULL AND (e.events IS NULL OR m.event = ANY (e.events))`
 // A taken id whose plant is gone by the time it is read (another instance deleted it between
 // the two statements) is inserted again; past this many tries the batch gets a 503.
 const maxInsertTries = 3
 
-// A batch of creates alone is one insert, in autocommit: durable once it returns. A batch with
-// deletes, or whose changes owe webhooks, is one transaction, in which the writes of each id run
+// A batch of creates alone is one insert, in autocommit: durable once it returns, with the
+// webhooks' messages of the plants it inserted when it owes any. A batch with deletes is one
+// transaction, in which the writes of each id run
 // in arrival order: the ids that are only created share that insert, those only deleted once
 // share one delete, and an id with both runs its writes one by one. Writes of different ids are
 // independent, so their order between groups does not matter. The webhooks' messages of what it
@@ -54,6 +47,13 @@ export async function commitWrites (pool: pg.Pool, writes: readonly PlantWrite[]
   const onlyCreates = writes.every((write) => write.kind === 'create')
   if (onlyCreates && !outbox.wants('plant-created')) return insertOrCompare(pool, writes.map(plantOf))
   const committedAt = Date.now()
+  if (onlyCreates) {
+    const traceparents = new Map(writes.map((write) => [plantOf(write), write.context?.traceparent]))
+    return insertOrCompare(pool, writes.map(plantOf), {
+      committedAt,
+      of: (plant) => outbox.messagesOf('plant-created', plant, committedAt, traceparents.get(plant)),
+    })
+  }
   return marked(() => inTransaction(pool, async (client) => {
     const results: WriteResult[] = []
     const deletedDocuments = new Map<string, string>()
@@ -101,21 +101,9 @@ function messagesOf (
   return outbox.messagesOf('plant-deleted', { id: write.id, document: canonicalJson(parseJsonExactly(document)) }, committedAt, traceparent)
 }
 
-async function writeMessages (client: Queryable, messages: readonly OutboxMessage[], committedAt: number): Promise<void> {
-  if (messages.length === 0) return
-  await client.query(insertMessages, [
-    messages.map(({ messageId }) => messageId),
-    messages.map(({ event }) => event),
-    messages.map(({ body }) => body),
-    messages.map(({ traceparent }) => traceparent ?? null),
-    messages.map(({ dueAt }) => dueAt.toString()),
-    committedAt.toString(),
-  ])
-}
-
 // The first create of each id goes into the insert; a later create of the same id in the batch
 // is compared with what the earlier one left stored, as if it had arrived alone just after.
-async function insertOrCompare (client: Queryable, plants: readonly PlantRow[]): Promise<WriteResult[]> {
+async function insertOrCompare (client: Queryable, plants: readonly PlantRow[], messages?: CreatedMessages): Promise<WriteResult[]> {
   if (plants.length === 0) return []
   const firsts = new Map<bigint, PlantRow>()
   for (const plant of plants) if (!firsts.has(plant.id)) firsts.set(plant.id, plant)
@@ -124,7 +112,10 @@ async function insertOrCompare (client: Queryable, plants: readonly PlantRow[]):
   let pending = [...firsts.values()]
   for (let tries = 1; pending.length > 0; tries++) {
     if (tries > maxInsertTries) throw new StoreUnavailableError(1)
-    for (const id of await marked(() => runBatchStatement(client, pending))) insertedIds.add(id)
+    const inserted = messages === undefined
+      ? await marked(() => runBatchStatement(client, pending))
+      : await marked(() => runBatchStatementWithMessages(client, pending, messages))
+    for (const id of inserted) insertedIds.add(id)
     const takenIds = pending.map(({ id }) => id.toString()).filter((id) => !insertedIds.has(id))
     if (takenIds.length > 0) {
       const { rows } = await client.query<{ id: string, document: string }>(selectDocuments, [takenIds])

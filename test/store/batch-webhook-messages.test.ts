@@ -1,0 +1,82 @@
+import { randomUUID } from 'node:crypto'
+import t, { type Test } from 'tap'
+import { PostgresPlantStore } from '../../src/store/postgres/postgres-plant-store.js'
+import type { PlantStore } from '../../src/store/plant-store.js'
+import { SqlitePlantStore } from '../../src/store/sqlite/sqlite-plant-store.js'
+import { messageBody, type Outbox } from '../../src/store/outbox.js'
+import { PlantConflictError } from '../../src/store/store-errors.js'
+import { beforeEveryMessage } from '../../src/store/webhook-store.js'
+import { plantRow } from '../support/plant-rows.js'
+import { postgresSkipReason, postgresTestDatabase } from '../support/test-databases.js'
+import { testFolder } from '../support/test-folder.js'
+
+// A batch of creates owes a newPlant for each plant it stored, written with the plants (on
+// PostgreSQL by the batch's one statement, on SQLite in its transaction), and none for a replay,
+// a conflict, or a second create of an id in the same batch: whatever else the batch holds.
+
+const everyEvent = '00000000-0000-4000-8000-000000000001'
+const deletesOnly = '00000000-0000-4000-8000-000000000002'
+const disabled = '00000000-0000-4000-8000-000000000003'
+const now = 1_000_000
+
+const outbox: Outbox = {
+  wants: () => true,
+  messagesOf: (change, plant, committedAt, traceparent) => change === 'plant-created'
+    ? [{ messageId: `msg_${randomUUID().replaceAll('-', '')}`, event: 'newPlant', body: messageBody('newPlant', committedAt, plant), traceparent, dueAt: committedAt }]
+    : [{ messageId: `msg_${randomUUID().replaceAll('-', '')}`, event: 'plantDeleted', body: messageBody('plantDeleted', committedAt, plant), traceparent, dueAt: committedAt }],
+  webhooksOf: (change) => [change === 'plant-created' ? 'newPlant' : 'plantDeleted'],
+  firstAttemptAt: (committedAt) => committedAt,
+}
+
+const plantIdsOf = (messages: ReadonlyArray<{ body: string }>): number[] =>
+  messages.map(({ body }) => (JSON.parse(body) as { data: { id: number } }).data.id).sort((a, b) => a - b)
+
+function testBatchMessages (t: Test, openStore: (t: Test) => Promise<PlantStore>): void {
+  t.test('a batch of creates owes a message for each plant it stored, and none for a replay or a conflict', async (t) => {
+    const store = await openStore(t)
+    await store.webhooks.createEndpoint({ id: everyEvent, url: 'http://127.0.0.1:1/every', events: null, secret: 'whsec_a', createdAt: now })
+    await store.webhooks.createEndpoint({ id: deletesOnly, url: 'http://127.0.0.1:1/deletes', events: ['plantDeleted'], secret: 'whsec_b', createdAt: now })
+    await store.webhooks.createEndpoint({ id: disabled, url: 'http://127.0.0.1:1/off', events: null, secret: 'whsec_c', createdAt: now })
+    await store.webhooks.disableEndpoint(disabled, now, 'gone')
+    await store.createPlant(plantRow({ id: 1n, name: 'Fern' }))
+    store.useOutbox(outbox)
+
+    // Sent together: one batch.
+    const outcomes = await Promise.allSettled([
+      store.createPlant(plantRow({ id: 2n, name: 'Ivy' }), { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' }),
+      store.createPlant(plantRow({ id: 2n, name: 'Ivy' })),
+      store.createPlant(plantRow({ id: 1n, name: 'Fern' })),
+      store.createPlant(plantRow({ id: 3n, name: 'Moss' })),
+      store.createPlant(plantRow({ id: 3n, name: 'Not moss' })),
+      store.createPlant(plantRow({ id: 9007199254740993n, name: 'Aloe' })),
+    ])
+    t.same(outcomes.map((outcome) => outcome.status === 'fulfilled' ? outcome.value.created : outcome.reason instanceof PlantConflictError ? 'conflict' : outcome.reason),
+      [true, false, false, true, 'conflict', true])
+
+    const due = await store.webhooks.dueMessages(everyEvent, Date.now() + 1000, beforeEveryMessage, 64)
+    t.same(plantIdsOf(due), [2, 3, 9007199254740992], 'one message for each plant stored')
+    t.ok(due.some(({ body }) => body.includes('"id":9007199254740993,')), 'the id exact beyond 2^53')
+    t.equal(due.find(({ body }) => body.includes('"id":2,'))?.traceparent, '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+      'with the trace of the request that stored it')
+    t.same(await store.webhooks.dueMessages(deletesOnly, Date.now() + 1000, beforeEveryMessage, 64), [], 'none to an endpoint not subscribed')
+    t.same(await store.webhooks.dueMessages(disabled, Date.now() + 1000, beforeEveryMessage, 64), [], 'none to a disabled endpoint')
+    t.equal(await store.webhooks.pendingMessages(), 3)
+  })
+}
+
+t.test('SQLite', async (t) => {
+  testBatchMessages(t, async (t) => {
+    const store = await SqlitePlantStore.open({ filename: `${testFolder(t)}/plants.db` })
+    t.teardown(() => store.close())
+    return store
+  })
+})
+
+t.test('PostgreSQL', { skip: postgresSkipReason }, async (t) => {
+  testBatchMessages(t, async (t) => {
+    const database = await postgresTestDatabase(t)
+    const store = await PostgresPlantStore.open({ connectionString: database.url, poolSize: 2 })
+    t.teardown(() => store.close())
+    return store
+  })
+})
