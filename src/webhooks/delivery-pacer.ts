@@ -13,8 +13,12 @@ export type LoopUtilization = () => EventLoopUtilization
 const busyAbove = 0.9
 const waitingWhenSaturated = 6
 const waitingWhenCalm = 3
-// A load that lasts: a moment's stall (a collection, a burst, a slow fsync) holds nothing back.
-const saturatedIntervalsBeforeLimiting = 2
+// A load that lasts: a moment's stall (a collection, a burst, a slow fsync) holds nothing back,
+// nor do two saturated intervals in a row, which a steady load the service keeps up with shows
+// now and then (SQLite at 2,000 creates a second on a slow machine: the loop busy waiting out an
+// fsync per create, and at times 6 or more requests waiting); each halving there held messages
+// back until the next calm interval.
+const saturatedIntervalsBeforeLimiting = 3
 // The shortest interval judged: shorter ones measure the scheduler's noise more than the load.
 const minimumIntervalMs = 100
 // Under saturation, deliveries keep this share of the requests' pace: one attempt for every

@@ -54,7 +54,7 @@ test('with no requests (an app driven by inject), deliveries are never held back
   t.equal(pacer.attemptsPerInterval, Number.POSITIVE_INFINITY)
 })
 
-test('a service saturated for two intervals and more halves the attempts of each, down to one for every 256 requests it answered', async (t) => {
+test('a service saturated for three intervals and more halves the attempts of each, down to one for every 256 requests it answered', async (t) => {
   const load = new FakeLoad()
   const pacer = pacerOn(load)
   t.equal(startsAllowed(pacer, 2000), 2000, 'no limit before the first interval is judged')
@@ -62,7 +62,10 @@ test('a service saturated for two intervals and more halves the attempts of each
   t.equal(pacer.attemptsPerInterval, Number.POSITIVE_INFINITY, 'one saturated interval holds nothing back')
   t.equal(startsAllowed(pacer, 2000), 2000)
   load.interval(pacer, saturated)
-  t.equal(pacer.attemptsPerInterval, 1000, 'half of the 2000 started in the second saturated interval')
+  t.equal(pacer.attemptsPerInterval, Number.POSITIVE_INFINITY, 'nor do two')
+  t.equal(startsAllowed(pacer, 2000), 2000)
+  load.interval(pacer, saturated)
+  t.equal(pacer.attemptsPerInterval, 1000, 'half of the 2000 started in the third saturated interval')
   t.equal(startsAllowed(pacer), 1000)
   load.interval(pacer, saturated)
   t.equal(pacer.attemptsPerInterval, 500)
@@ -144,9 +147,21 @@ test('a moment\'s saturation between calm intervals holds nothing back', async (
   t.equal(pacer.attemptsPerInterval, Number.POSITIVE_INFINITY)
 })
 
+test('two saturated intervals at a time, between intervals of a steady load it keeps up with, hold nothing back', async (t) => {
+  const load = new FakeLoad()
+  const pacer = pacerOn(load)
+  for (let i = 0; i < 12; i++) {
+    startsAllowed(pacer, 400)
+    // Busy throughout (SQLite waiting out its fsyncs), with 8 requests waiting in two intervals of three.
+    load.interval(pacer, { busy: 1, answered: 200, waiting: i % 3 === 2 ? 2 : 8 })
+  }
+  t.equal(pacer.attemptsPerInterval, Number.POSITIVE_INFINITY)
+})
+
 test('the requests waiting are averaged over the rounds of an interval, not read once at its end', async (t) => {
   const load = new FakeLoad()
   const pacer = pacerOn(load)
+  load.interval(pacer, saturated)
   load.interval(pacer, saturated)
   startsAllowed(pacer, 400)
   // Thirty rounds with 32 waiting, then the interval ends at a moment with none waiting.
@@ -159,6 +174,7 @@ test('the requests waiting are averaged over the rounds of an interval, not read
 test('an interval is judged only once it has lasted 100 ms', async (t) => {
   const load = new FakeLoad()
   const pacer = pacerOn(load)
+  load.interval(pacer, saturated)
   load.interval(pacer, saturated)
   startsAllowed(pacer, 400)
   load.waitingNow = 32
