@@ -54,6 +54,7 @@ function testBatchMessages (t: Test, openStore: (t: Test) => Promise<PlantStore>
       [true, false, false, true, 'conflict', true])
 
     const due = await store.webhooks.dueMessages(everyEvent, Date.now() + 1000, beforeEveryMessage, 64)
+    // Read back through JSON.parse, 2^53 + 1 comes out as 2^53; the exact digits are checked next.
     t.same(plantIdsOf(due), [2, 3, 9007199254740992], 'one message for each plant stored')
     t.ok(due.some(({ body }) => body.includes('"id":9007199254740993,')), 'the id exact beyond 2^53')
     t.equal(due.find(({ body }) => body.includes('"id":2,'))?.traceparent, '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',

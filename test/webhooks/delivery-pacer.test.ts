@@ -148,14 +148,16 @@ test('a moment\'s saturation between calm intervals holds nothing back', async (
 })
 
 test('two saturated intervals at a time, between intervals of a steady load it keeps up with, hold nothing back', async (t) => {
-  const load = new FakeLoad()
-  const pacer = pacerOn(load)
-  for (let i = 0; i < 12; i++) {
-    startsAllowed(pacer, 400)
-    // Busy throughout (SQLite waiting out its fsyncs), with 8 requests waiting in two intervals of three.
-    load.interval(pacer, { busy: 1, answered: 200, waiting: i % 3 === 2 ? 2 : 8 })
+  for (const [between, waitingBetween] of [['calm', 2], ['neither saturated nor calm', 4]] as const) {
+    const load = new FakeLoad()
+    const pacer = pacerOn(load)
+    for (let i = 0; i < 12; i++) {
+      startsAllowed(pacer, 400)
+      // Busy throughout (SQLite waiting out its fsyncs), with 8 requests waiting in two intervals of three.
+      load.interval(pacer, { busy: 1, answered: 200, waiting: i % 3 === 2 ? waitingBetween : 8 })
+    }
+    t.equal(pacer.attemptsPerInterval, Number.POSITIVE_INFINITY, `with an interval ${between} between`)
   }
-  t.equal(pacer.attemptsPerInterval, Number.POSITIVE_INFINITY)
 })
 
 test('the requests waiting are averaged over the rounds of an interval, not read once at its end', async (t) => {

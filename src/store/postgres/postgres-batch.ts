@@ -38,17 +38,19 @@ const maxInsertTries = 3
 
 // A batch of creates alone is one insert, in autocommit: durable once it returns, with the
 // webhooks' messages of the plants it inserted when it owes any. A batch with deletes is one
-// transaction, in which the writes of each id run
-// in arrival order: the ids that are only created share that insert, those only deleted once
-// share one delete, and an id with both runs its writes one by one. Writes of different ids are
-// independent, so their order between groups does not matter. The webhooks' messages of what it
-// created and deleted are written last, in the same transaction.
+// transaction, in which the writes of each id run in arrival order: the ids that are only
+// created share one insert, those only deleted once share one delete, and an id with both runs
+// its writes one by one. Writes of different ids are independent, so their order between groups
+// does not matter. The webhooks' messages of what it created and deleted are written last, in
+// the same transaction.
 export async function commitWrites (pool: pg.Pool, writes: readonly PlantWrite[], outbox: Outbox): Promise<WriteResult[]> {
   const onlyCreates = writes.every((write) => write.kind === 'create')
   if (onlyCreates && !outbox.wants('plant-created')) return insertOrCompare(pool, writes.map(plantOf))
   const committedAt = Date.now()
   if (onlyCreates) {
-    const traceparents = new Map(writes.map((write) => [plantOf(write), write.context?.traceparent]))
+    // The trace of the first write of a plant: the one whose create can store it.
+    const traceparents = new Map<PlantRow, string | undefined>()
+    for (const write of writes) if (!traceparents.has(plantOf(write))) traceparents.set(plantOf(write), write.context?.traceparent)
     return insertOrCompare(pool, writes.map(plantOf), {
       committedAt,
       of: (plant) => outbox.messagesOf('plant-created', plant, committedAt, traceparents.get(plant)),
