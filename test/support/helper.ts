@@ -1,5 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import type { Response as InjectResponse } from 'light-my-request'
@@ -7,6 +5,7 @@ import type { Test } from 'tap'
 import { type AppConfig, type AppDependencies, buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config/config.js'
 import { assertMatchesSpec } from './contract.js'
+import { testFolder } from './test-folder.js'
 
 export const testToken = 'test-token-0123456789'
 export const otherTestToken = 'other-token-9876543210'
@@ -38,9 +37,7 @@ export async function buildTestApp (
   overrides: Partial<AppConfig> = {},
   dependencies: AppDependencies = {}
 ): Promise<TestApp> {
-  const folder = mkdtempSync(join(tmpdir(), 'plant-store-test-'))
-  t.teardown(() => rmSync(folder, { recursive: true, force: true }))
-  const databaseFile = join(folder, 'plants.db')
+  const databaseFile = join(testFolder(t), 'plants.db')
   // Every setting at its documented default (the defaults of an empty environment, not this
   // process's), but for these.
   const { PORT: _port, HOST: _host, ...defaults } = loadConfig({})

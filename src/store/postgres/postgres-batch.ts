@@ -50,8 +50,9 @@ export async function commitWrites (pool: pg.Pool, writes: readonly PlantWrite[]
   if (onlyCreates) {
     // The trace of the first write of a plant: the one whose create can store it.
     const traceparents = new Map<PlantRow, string | undefined>()
-    for (const write of writes) if (!traceparents.has(plantOf(write))) traceparents.set(plantOf(write), write.context?.traceparent)
-    return insertOrCompare(pool, writes.map(plantOf), {
+    const plants = writes.map(plantOf)
+    writes.forEach((write, index) => { if (!traceparents.has(plants[index]!)) traceparents.set(plants[index]!, write.context?.traceparent) })
+    return insertOrCompare(pool, plants, {
       committedAt,
       of: (plant) => outbox.messagesOf('plant-created', plant, committedAt, traceparents.get(plant)),
     })
