@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Server } from 'node:http'
 import type { FastifyBaseLogger, FastifyHttpOptions, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from './config/config.js'
-import { answerClientError } from './http/client-error-response.js'
+import { clientErrorAnswer } from './http/client-error-response.js'
 import { ConnectionGuard } from './http/connection-guard.js'
 import { sendError } from './http/error-response.js'
 import { type LogDestination, stdoutLogDestination } from './http/log-destination.js'
@@ -16,6 +16,13 @@ const clientRequestId = /^[A-Za-z0-9._:-]{1,128}$/
 // After SIGTERM, how long a keep-alive connection stays open while idle: a request its client sent
 // just before the signal still arrives and is answered.
 const shutdownIdleGraceMs = 1000
+// Connections with pipelined requests read and waiting for those before them: each holds at most
+// one read's worth, some 1,400 small requests at about 2 KiB each (Node's request and response
+// objects). Only a client that sends more than MAX_UNANSWERED_REQUESTS at once makes its
+// requests wait; one that never reads is served until its socket's buffers fill, and its close
+// aborts every request still waiting, so few such connections are allowed at once
+// (docs/reliability.md).
+const maxWaitingConnections = 4
 
 // Fastify's options: the server under it, its logger and access line, its limits, and the
 // validator and error answers the spec calls for. `log` is the app's logger, once it exists.
@@ -64,7 +71,7 @@ export function fastifyOptions (
     },
     ajv: exactValidationOptions,
     schemaController: { compilersFactory: { buildValidator: buildRequestValidator } },
-    clientErrorHandler: observability.countedClientErrors(answerClientError),
+    clientErrorHandler: observability.countedClientErrors(clientErrorAnswer((socket) => connectionGuard.lastResponseOn(socket))),
     frameworkErrors: (error, request, reply) => {
       void sendError(error, request as FastifyRequest, reply as FastifyReply)
     },
@@ -77,6 +84,7 @@ export function createConnectionGuard (config: FastifySettings, log: () => Fasti
   return new ConnectionGuard({
     maxConnections: config.MAX_CONNECTIONS,
     maxUnansweredRequests: config.MAX_UNANSWERED_REQUESTS,
+    maxWaitingConnections,
     shutdownIdleGraceMs,
   }, log)
 }

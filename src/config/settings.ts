@@ -114,7 +114,7 @@ export const ConfigSchema = Type.Object({
     minimum: 1,
     maximum: 1000,
     default: 16,
-    description: 'the most requests one connection may have sent and not yet had answered (pipelining), from 1 to 1000; a connection that sends more is closed',
+    description: 'the most requests of one connection handled at once (pipelining), from 1 to 1000; past it the connection is read no further until answers are written',
   }),
   RATE_LIMIT_WINDOW: Type.Integer({
     minimum: 1,

@@ -6,17 +6,25 @@ import {
   type ApiError, HeaderFieldsTooLargeError, MalformedRequestError, RequestTimeoutError,
 } from '../errors/api-errors.js'
 import { commonResponseHeaders } from './common-headers.js'
-import { tooManyUnansweredRequestsCode } from './connection-guard.js'
+import { parserCutCode } from './parser-cut.js'
 import { errorBody } from './error-response.js'
 
 // A request too malformed or too slow for Fastify to see (bad framing, oversized headers, the
 // request timeout) never reaches the error handler; it still gets the spec's Error body,
 // written straight to the socket.
-// Says what it answered, or undefined when it closed the connection unanswered.
-export function answerClientError (this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket): ApiError | undefined {
-  // A connection past MAX_UNANSWERED_REQUESTS (the connection guard logged it) is closed
-  // unanswered: an answer would queue behind the ones it is not reading.
-  if (error.code === 'ECONNRESET' || error.code === 'EPIPE' || error.code === tooManyUnansweredRequestsCode || !socket.writable) {
+// The answer says what it answered, or undefined when it closed the connection unanswered.
+// `lastResponseOn` gives the response that will be written last on a connection, while one is
+// still to be written (the connection guard's).
+export function clientErrorAnswer (lastResponseOn: (socket: Socket) => ServerResponse | undefined) {
+  return function answerClientError (this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket): ApiError | undefined {
+    return answer(this, error, socket, lastResponseOn(socket))
+  }
+}
+
+function answer (app: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket, lastResponse: ServerResponse | undefined): ApiError | undefined {
+  // A connection past the waiting requests the service holds (the connection guard logged it)
+  // is closed unanswered: an answer would queue behind the ones it is not reading.
+  if (error.code === 'ECONNRESET' || error.code === 'EPIPE' || error.code === parserCutCode || !socket.writable) {
     socket.destroy()
     return undefined
   }
@@ -25,14 +33,14 @@ export function answerClientError (this: FastifyInstance, error: NodeJS.ErrnoExc
   // Not the error itself: Node attaches the bytes it could not parse (rawPacket), which may
   // hold the request's Authorization header.
   const parseError = { name: error.name, code: error.code, message: error.message }
-  this.log.info({ reqId: requestId, status: apiError.statusCode, code: apiError.code, parseError }, apiError.message)
-  // A response still being prepared for an earlier request, received in full, goes out first:
-  // written before it, this answer would be taken for that request's. When the request in
-  // flight is the one at fault (its body timed out or broke off), it is answered at once.
-  const responseInFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage
-  if (responseInFlight?.req.complete === true && !responseInFlight.writableFinished) {
-    responseInFlight.once('finish', () => writeRawErrorResponse(socket, apiError, requestId))
-    responseInFlight.once('close', () => { if (!responseInFlight.writableFinished) socket.destroy() })
+  app.log.info({ reqId: requestId, status: apiError.statusCode, code: apiError.code, parseError }, apiError.message)
+  // Responses still to be written for earlier requests, received in full, go out first: written
+  // before them, this answer would be taken for one of theirs. Pipelined responses are written
+  // in order, so it follows the last. When the request in flight is the one at fault (its body
+  // timed out or broke off), it is answered at once.
+  if (lastResponse?.req.complete === true && !lastResponse.writableFinished) {
+    lastResponse.once('finish', () => writeRawErrorResponse(socket, apiError, requestId))
+    lastResponse.once('close', () => { if (!lastResponse.writableFinished) socket.destroy() })
     return apiError
   }
   writeRawErrorResponse(socket, apiError, requestId)

@@ -1,16 +1,12 @@
-import { createServer, type IncomingMessage, type ServerOptions, type ServerResponse } from 'node:http'
-import { Server as NetServer, type Socket } from 'node:net'
+import type { IncomingMessage, ServerOptions, ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
 import type { FastifyBaseLogger, FastifyServerFactory } from 'fastify'
-
-export interface ConnectionLimits {
-  // The most client connections open at once; Node refuses more.
-  readonly maxConnections: number
-  // The most requests one connection may have sent and not yet had answered.
-  readonly maxUnansweredRequests: number
-  // Once shutdown begins, how long a connection may stay idle before it is closed: time for a
-  // request a client has already sent on it to arrive and be answered.
-  readonly shutdownIdleGraceMs: number
-}
+import { FairRequestQueue } from './fair-request-queue.js'
+import { GentlyClosingServer } from './gently-closing-server.js'
+import type { ConnectionLimits } from './connection-limits.js'
+import { cutParserWhen } from './parser-cut.js'
+import type { RequestLoad } from './request-load.js'
+import { withoutStackTraces } from './without-stack-traces.js'
 
 // The settings of Fastify's options that it would apply to a server of its own.
 interface FastifyServerSettings {
@@ -20,86 +16,60 @@ interface FastifyServerSettings {
   readonly connectionTimeout?: number
 }
 
+type RequestHandler = (request: IncomingMessage, response: ServerResponse) => void
+type Exchange = readonly [IncomingMessage, ServerResponse]
+
 interface Connection {
-  unanswered: number
+  readonly socket: Socket
+  // Handed to the app and not yet answered.
+  inFlight: number
+  // Read, in the order sent, and waiting for those before them to be answered.
+  readonly waiting: Exchange[]
+  // Whether the guard has stopped reading the connection.
+  readingPaused: boolean
+  // Whether the errors Node makes when it closes go without stack traces.
+  withoutStackTraces: boolean
   // The response that will be written last on this connection so far: the one that says
-  // `Connection: close` once shutdown begins.
+  // `Connection: close` once shutdown begins, and the one a client error's answer follows.
   lastResponse: ServerResponse | undefined
   // When its last response finished, during shutdown.
   idleSince: number
 }
 
 const sweepIntervalMs = 100
-// The longest the backlog may keep the event loop before other connections are read.
-const backlogSliceMs = 5
-// Requests handled as they are read, in one turn of the event loop; the rest of a burst waits in
-// the backlog. The benchmark's 32 connections stay below.
-const immediateRequestsPerTurn = 64
 
-type RequestHandler = (request: IncomingMessage, response: ServerResponse) => void
-
-// Node's HTTP parser calls this for each request whose headers it has read; its return value
-// goes back to the parser, where -1 stops parsing with an error (HPE_CB_HEADERS_COMPLETE).
-type OnIncoming = (request: IncomingMessage, keepAlive: boolean) => number
-interface HttpParser { onIncoming: OnIncoming | null }
-
-// The parse error a connection gets when it has sent more than maxUnansweredRequests: the
-// service's clientError handler closes it without an answer.
-export const tooManyUnansweredRequestsCode = 'HPE_CB_HEADERS_COMPLETE'
-
-// When a connection closes, Node aborts each request still unanswered on it with an error whose
-// stack trace it captures, a good part of the work a burst of overflowing connections costs
-// (docs/reliability.md). For such a connection, whose requests nobody will read about, the traces
-// are left out: the limit is lowered just before Node's own close listener and put back just
-// after it.
-function withoutStackTraces (socket: Socket): void {
-  let stackTraceLimit = Error.stackTraceLimit
-  const restore = (): void => { Error.stackTraceLimit = stackTraceLimit }
-  socket.prependOnceListener('close', () => {
-    stackTraceLimit = Error.stackTraceLimit
-    Error.stackTraceLimit = 0
-    // Put back even if a listener between throws.
-    process.nextTick(restore)
-  })
-  socket.once('close', restore)
-}
-
-// What the server is answering: requests answered since it started, and requests read and not
-// yet answered (src/webhooks/delivery-pacer.ts gives way to them).
-export interface RequestLoad {
-  readonly answered: () => number
-  readonly waiting: () => number
-}
-
-// The HTTP server under Fastify, with what Node's own does not bound:
-// - Pipelining. Node parses every request a read brings (64 KiB: over a thousand small
-//   requests) at once, and answers them in order, holding each until those before it are
-//   written. Node stops reading a connection whose answers are not being read, but only after
-//   the whole read is parsed: a few hundred such connections block the event loop for seconds
-//   and hold gigabytes (docs/reliability.md). Here a connection's parser stops at the request
-//   that would make more than maxUnansweredRequests unanswered, before Node builds anything for
-//   it, and the connection is closed; the rest of its requests are dropped unanswered (RFC 9112
-//   §9.3.2 lets its client retry them on a new connection). And a request pipelined behind another on its
-//   connection, or read in a burst of more than immediateRequestsPerTurn, waits in a backlog
-//   that is worked through a few milliseconds at a time, so that a burst of connections' worth
-//   of requests cannot keep other clients from the event loop.
-// - Shutdown. Node's close() resets idle keep-alive connections at once, so a request a client
-//   sent a moment before, still in flight, is lost. Here closing stops new connections, answers
-//   every request that arrives with `Connection: close`, and closes a connection only once it
-//   has been idle for shutdownIdleGraceMs.
+// The HTTP server under Fastify, with what Node's own does not bound, on Node's public APIs
+// (but one: src/http/parser-cut.ts):
+// - Pipelining. Node parses every request a read brings (up to 64 KiB: over a thousand small
+//   requests) and answers them in order. Here a connection has at most maxUnansweredRequests
+//   handed to the app at once; once more have been read, the guard stops reading it
+//   (socket.pause()), its requests wait in order, and are handed on as answers are written and
+//   the socket drains; reading resumes once none waits. A client that pipelines thousands of
+//   requests gets every answer, in order, at the pace it reads them; one that never reads holds
+//   at most one read's requests. At most maxWaitingConnections connections have requests
+//   waiting: one whose request would wait beyond them is closed at that request, and its
+//   unanswered requests dropped (RFC 9112 §9.3.2 lets its client retry them on a new
+//   connection); under such a flood, a connection within its limit is served as ever.
+// - Fairness. A request pipelined behind another, or read in a burst, is worked through a few
+//   milliseconds a turn of the event loop, and one request a turn while new connections arrive
+//   (src/http/fair-request-queue.ts): neither a burst nor a client that pipelines keeps other
+//   clients from the event loop, or new ones from being accepted.
+// - Shutdown. Closing stops new connections, answers every request that arrives with
+//   `Connection: close`, and closes a connection only once it has been idle for
+//   shutdownIdleGraceMs.
 export class ConnectionGuard {
   readonly #limits: ConnectionLimits
   readonly #log: () => FastifyBaseLogger
   readonly #connections = new Map<Socket, Connection>()
-  readonly #backlog: Array<[IncomingMessage, ServerResponse, RequestHandler]> = []
-  #backlogScheduled = false
-  #immediateThisTurn = 0
-  readonly #startTurn = (): void => { this.#immediateThisTurn = 0 }
-  #shuttingDown = false
+  #waitingRequests = 0
+  #waitingConnections = 0
   #requestsAnswered = 0
-  // The sum of every open connection's unanswered requests: a connection that closes takes its
-  // own with it (Node emits no 'close' for a response still queued behind another then).
+  // Requests read and not yet answered, over every open connection: a connection that closes
+  // takes its own with it (Node emits no 'close' for a response still queued behind another then).
   #requestsUnanswered = 0
+  readonly #requestQueue = new FairRequestQueue((request, response) => { this.#handler(request, response) })
+  #shuttingDown = false
+  #handler: RequestHandler = () => undefined
 
   // One listener for every response's 'close' (emitted once), not a closure per request.
   readonly #responseClosed: (this: ServerResponse) => void
@@ -115,29 +85,30 @@ export class ConnectionGuard {
   // a factory's server gets them here.
   readonly serverFactory: FastifyServerFactory = (handler, fastifyOptions) => {
     const options = fastifyOptions as FastifyServerSettings
-    const server = createServer(options.http ?? {}, (request, response) => {
-      this.#handle(request, response, handler)
-    })
+    this.#handler = handler
+    const server = new GentlyClosingServer(options.http ?? {}, (request, response) => {
+      this.#handle(request, response)
+    }, () => { this.#beginShutdown() })
     server.keepAliveTimeout = options.keepAliveTimeout ?? 72_000
     server.requestTimeout = options.requestTimeout ?? 0
     server.setTimeout(options.connectionTimeout ?? 0)
     server.maxConnections = this.#limits.maxConnections
-    // Runs after Node's own connection listener, which gives the socket its parser.
     server.on('connection', (socket: Socket) => {
-      const connection: Connection = { unanswered: 0, lastResponse: undefined, idleSince: Date.now() }
-      this.#connections.set(socket, connection)
-      socket.once('close', () => {
-        this.#requestsUnanswered -= connection.unanswered
-        this.#connections.delete(socket)
-      })
-      this.#limitUnanswered(socket, connection)
+      this.#requestQueue.connectionArrived()
+      this.#track(socket)
     })
-    server.close = (callback) => {
-      this.#beginShutdown()
-      NetServer.prototype.close.call(server, callback)
-      return server
-    }
     return server
+  }
+
+  // The response that will be written last on a connection, while one is still to be written:
+  // an answer written straight to the socket must follow it.
+  lastResponseOn (socket: Socket): ServerResponse | undefined {
+    return this.#connections.get(socket)?.lastResponse
+  }
+
+  // Requests read and waiting for those before them, over every connection.
+  get waitingRequests (): number {
+    return this.#waitingRequests
   }
 
   readonly requestLoad: RequestLoad = {
@@ -145,27 +116,42 @@ export class ConnectionGuard {
     waiting: () => this.#requestsUnanswered,
   }
 
-  #limitUnanswered (socket: Socket, connection: Connection): void {
-    const parser = (socket as Socket & { parser?: HttpParser | null }).parser
-    const nodeOnIncoming = parser?.onIncoming
-    if (parser === undefined || parser === null || typeof nodeOnIncoming !== 'function') {
-      throw new Error('Node\'s HTTP server no longer gives each connection a parser with onIncoming: the unanswered-request limit cannot work')
+  #track (socket: Socket): void {
+    const connection: Connection = {
+      socket, inFlight: 0, waiting: [], readingPaused: false, withoutStackTraces: false, lastResponse: undefined, idleSince: Date.now(),
     }
-    parser.onIncoming = (request, keepAlive) => {
-      connection.unanswered += 1
-      this.#requestsUnanswered += 1
-      if (connection.unanswered <= this.#limits.maxUnansweredRequests) return nodeOnIncoming(request, keepAlive)
-      this.#log().warn({ remoteAddress: socket.remoteAddress, limit: this.#limits.maxUnansweredRequests },
-        'connection closed: more requests unanswered on it than MAX_UNANSWERED_REQUESTS')
-      withoutStackTraces(socket)
-      return -1
-    }
+    this.#connections.set(socket, connection)
+    socket.once('close', () => {
+      this.#connections.delete(socket)
+      this.#requestsUnanswered -= connection.inFlight + connection.waiting.length
+      this.#waitingRequests -= connection.waiting.length
+      if (connection.readingPaused) this.#waitingConnections -= 1
+      connection.waiting.length = 0
+    })
+    socket.on('drain', () => { this.#handOnWaiting(connection) })
+    this.#limitWaiting(connection)
+    // Node resumes a socket it paused itself once its answers drain: one the guard stopped
+    // reading stays stopped until its own requests have been handed on.
+    socket.on('resume', () => { if (connection.readingPaused) socket.pause() })
   }
 
-  #handle (request: IncomingMessage, response: ServerResponse, handler: RequestHandler): void {
+  // A connection whose request would wait while maxWaitingConnections others have requests
+  // waiting is closed at that request (src/http/parser-cut.ts).
+  #limitWaiting (connection: Connection): void {
+    cutParserWhen(connection.socket, () => {
+      const startsWaiting = !connection.readingPaused && !this.#mayHandOn(connection)
+      if (!startsWaiting || this.#waitingConnections < this.#limits.maxWaitingConnections) return false
+      this.#log().warn({ remoteAddress: connection.socket.remoteAddress, limit: this.#limits.maxWaitingConnections },
+        'connection closed: its pipelined requests would wait beyond the connections the service holds them for')
+      if (!connection.withoutStackTraces) withoutStackTraces(connection.socket)
+      return true
+    })
+  }
+
+  #handle (request: IncomingMessage, response: ServerResponse): void {
     const connection = this.#connections.get(request.socket)
     if (connection === undefined) {
-      handler(request, response)
+      this.#handler(request, response)
       return
     }
     if (this.#shuttingDown) {
@@ -177,38 +163,61 @@ export class ConnectionGuard {
     }
     connection.lastResponse = response
     response.on('close', this.#responseClosed)
-    if (connection.unanswered === 1 && this.#immediateThisTurn < immediateRequestsPerTurn) {
-      if (this.#immediateThisTurn++ === 0) setImmediate(this.#startTurn)
-      handler(request, response)
-    } else {
-      this.#backlog.push([request, response, handler])
-      this.#scheduleBacklog()
+    this.#requestsUnanswered += 1
+    if (connection.waiting.length === 0 && this.#mayHandOn(connection)) {
+      this.#handOn(connection, request, response, false)
+      return
+    }
+    connection.waiting.push([request, response])
+    this.#waitingRequests += 1
+    if (!connection.readingPaused) {
+      connection.readingPaused = true
+      this.#waitingConnections += 1
+      connection.socket.pause()
+      // Should it close with a read's requests waiting, Node aborts each with an error.
+      if (!connection.withoutStackTraces) {
+        connection.withoutStackTraces = true
+        withoutStackTraces(connection.socket)
+      }
     }
   }
 
-  #scheduleBacklog (): void {
-    if (this.#backlogScheduled) return
-    this.#backlogScheduled = true
-    setImmediate(() => {
-      this.#backlogScheduled = false
-      const sliceEnd = performance.now() + backlogSliceMs
-      let next: [IncomingMessage, ServerResponse, RequestHandler] | undefined
-      while (performance.now() < sliceEnd && (next = this.#backlog.shift()) !== undefined) {
-        const [request, response, handler] = next
-        if (!request.socket.destroyed) handler(request, response)
-      }
-      if (this.#backlog.length > 0) this.#scheduleBacklog()
-    })
+  #mayHandOn (connection: Connection): boolean {
+    return connection.inFlight < this.#limits.maxUnansweredRequests && !connection.socket.writableNeedDrain
+  }
+
+  // A request that waited is always queued, never handled at once: handled inside the callback of
+  // the answer before it, a client whose answers are written as fast as they are made would keep
+  // the event loop in that chain of callbacks, and new connections would wait to be accepted.
+  #handOn (connection: Connection, request: IncomingMessage, response: ServerResponse, waited: boolean): void {
+    connection.inFlight += 1
+    this.#requestQueue.handle(request, response, waited || connection.inFlight > 1)
+  }
+
+  #handOnWaiting (connection: Connection): void {
+    while (connection.waiting.length > 0 && this.#mayHandOn(connection)) {
+      const [request, response] = connection.waiting.shift() as Exchange
+      this.#waitingRequests -= 1
+      this.#handOn(connection, request, response, true)
+    }
+    if (connection.waiting.length === 0 && connection.readingPaused) {
+      connection.readingPaused = false
+      this.#waitingConnections -= 1
+      connection.socket.resume()
+    }
   }
 
   #answered (response: ServerResponse): void {
     this.#requestsAnswered++
     const connection = this.#connections.get(response.req.socket)
     if (connection === undefined) return
-    connection.unanswered -= 1
-    this.#requestsUnanswered -= 1
     if (connection.lastResponse === response) connection.lastResponse = undefined
     if (this.#shuttingDown) connection.idleSince = Date.now()
+    // A connection gone has nothing more to hand on (and its waiting responses were never handed).
+    if (connection.socket.destroyed) return
+    connection.inFlight -= 1
+    this.#requestsUnanswered -= 1
+    this.#handOnWaiting(connection)
   }
 
   #beginShutdown (): void {
@@ -231,7 +240,8 @@ export class ConnectionGuard {
   #closeIdleConnections (): void {
     const idleBefore = Date.now() - this.#limits.shutdownIdleGraceMs
     for (const [socket, connection] of this.#connections) {
-      if (connection.unanswered === 0 && connection.idleSince <= idleBefore && !socket.writableEnded) socket.end()
+      const unanswered = connection.inFlight + connection.waiting.length
+      if (unanswered === 0 && connection.idleSince <= idleBefore && !socket.writableEnded) socket.end()
     }
   }
 }

@@ -14,7 +14,11 @@ export function errorBody (apiError: ApiError): { error: number, message: string
 export async function sendError (error: unknown, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const apiError = toApiError(error, request)
   // Answered before its body arrived (refused credentials, 404, 405, 413, 415): the connection
-  // is closed, so the rest of the body is neither read nor answered a second time.
+  // is closed, so the rest of the body is neither read nor answered a second time. Judged once
+  // the read being parsed is through: a request handled as its headers are parsed has the rest
+  // of its message, when that read brought it, parsed after (and closing its connection would
+  // drop the requests pipelined behind it for nothing).
+  if (!request.raw.complete) await new Promise((resolve) => setImmediate(resolve))
   if (!request.raw.complete) reply.header('connection', 'close')
   // A 503 is declared and passes (the store is down for a moment): its code says all, where a
   // stack trace per refused request would flood the log during an outage.

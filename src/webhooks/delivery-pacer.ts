@@ -1,5 +1,5 @@
 import { type EventLoopUtilization, performance } from 'node:perf_hooks'
-import type { RequestLoad } from '../http/connection-guard.js'
+import type { RequestLoad } from '../http/request-load.js'
 
 // How busy the event loop has been since the process started (Node's own figure; tests bring theirs).
 export type LoopUtilization = () => EventLoopUtilization
