@@ -15,6 +15,8 @@ export interface LoadOptions {
   readonly baseUrl: string
   readonly token?: string
   readonly connections: number
+  // Requests each connection keeps in flight (HTTP pipelining); one when not given.
+  readonly pipelining?: number
   readonly durationSeconds: number
   // The next request; called once per request, so every request can carry a new id.
   readonly nextRequest: () => BenchRequest
@@ -30,12 +32,14 @@ export interface LoadResult {
 }
 
 // One load run from this process: `connections` keep-alive connections, each sending its next
-// request as soon as the previous response arrives.
+// request as soon as the previous response arrives (or, pipelining, as soon as one of its
+// `pipelining` requests in flight is answered).
 export async function runLoad (options: LoadOptions): Promise<LoadResult> {
   const authorization: Record<string, string> = options.token === undefined ? {} : { authorization: `Bearer ${options.token}` }
   const result = await autocannon({
     url: options.baseUrl,
     connections: options.connections,
+    pipelining: options.pipelining ?? 1,
     duration: options.durationSeconds,
     timeout: 10,
     requests: [{

@@ -77,6 +77,9 @@ const webhookScenario = 'SQLite, new plants, one webhook endpoint'
 const postgresWebhookScenario = 'PostgreSQL, new plants, one webhook endpoint'
 const backlogScenario = 'SQLite, new plants, receiver down, 1M messages waiting'
 const steadyRate = 2000
+// New plants from clients that pipeline: a few connections, each with this many creates in flight.
+const pipelinedDepth = 16
+const pipelinedScenario = `SQLite, new plants, pipelined ${pipelinedDepth} deep`
 let replays = 0
 const replayBody = (): string => plantBody(BigInt(1 + (replays++ % replayedIdCount)))
 
@@ -88,6 +91,9 @@ interface Scenario {
   readonly server: ServerProcess
   readonly token?: string
   readonly nextRequest: () => BenchRequest
+  // Requests each connection pipelines, over as many fewer connections: the same requests in
+  // flight as the other scenarios.
+  readonly pipelining?: number
   // Run before and after each measured run (the webhooks' receiver made quiet, and their catch-up).
   readonly beforeRun?: () => Promise<void>
   readonly afterRun?: (run: RunMeasurement) => Promise<void>
@@ -324,6 +330,7 @@ async function backendScenarios (backend: string, server: ServerProcess): Promis
     { name: `${backend}, new plants`, server, token, nextRequest: create(freshBody) },
     { name: `${backend}, random ids`, server, token, nextRequest: create(randomIdBody) },
     { name: `${backend}, replays`, server, token, nextRequest: create(replayBody) },
+    ...backend === 'SQLite' ? [{ name: pipelinedScenario, server, token, nextRequest: create(freshBody), pipelining: pipelinedDepth }] : [],
   ]
 }
 
@@ -366,7 +373,8 @@ async function measure (scenario: Scenario, seconds: number): Promise<RunMeasure
     const result = await runLoad({
       baseUrl: scenario.server.baseUrl,
       ...(scenario.token === undefined ? {} : { token: scenario.token }),
-      connections,
+      connections: Math.max(1, Math.round(connections / (scenario.pipelining ?? 1))),
+      pipelining: scenario.pipelining ?? 1,
       durationSeconds: seconds,
       nextRequest: scenario.nextRequest,
     })
