@@ -71,7 +71,7 @@ export function fastifyOptions (
     },
     ajv: exactValidationOptions,
     schemaController: { compilersFactory: { buildValidator: buildRequestValidator } },
-    clientErrorHandler: observability.countedClientErrors(clientErrorAnswer((socket) => connectionGuard.lastResponseOn(socket))),
+    clientErrorHandler: observability.countedClientErrors(clientErrorAnswer(connectionGuard)),
     frameworkErrors: (error, request, reply) => {
       void sendError(error, request as FastifyRequest, reply as FastifyReply)
     },
@@ -85,6 +85,9 @@ export function createConnectionGuard (config: FastifySettings, log: () => Fasti
     maxConnections: config.MAX_CONNECTIONS,
     maxUnansweredRequests: config.MAX_UNANSWERED_REQUESTS,
     maxWaitingConnections,
+    // A client that has sent its requests and reads none of the answers is, to the service, one
+    // whose requests take too long: it gets the same time.
+    stalledConnectionMs: config.REQUEST_TIMEOUT,
     shutdownIdleGraceMs,
   }, log)
 }

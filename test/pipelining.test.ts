@@ -75,12 +75,20 @@ t.test('three thousand requests pipelined in one write, several reads long, are 
 // The guard on a bare Fastify app, whose limits a test may set.
 async function guardedApp (t: Test, limits: Partial<ConnectionLimits> = {}): Promise<{ guard: ConnectionGuard, app: FastifyInstance, port: number }> {
   const guard: ConnectionGuard = new ConnectionGuard({
-    maxConnections: 100, maxUnansweredRequests: 16, maxWaitingConnections: 16, shutdownIdleGraceMs: 1000, ...limits,
+    maxConnections: 100, maxUnansweredRequests: 16, maxWaitingConnections: 16, stalledConnectionMs: 30_000, shutdownIdleGraceMs: 1000, ...limits,
   }, () => app.log)
   const app: FastifyInstance = Fastify({ serverFactory: guard.serverFactory, forceCloseConnections: false, return503OnClosing: false })
   // A kibibyte an answer, so that a client that does not read fills the socket's buffers soon.
   const body = 'hello '.repeat(170)
   app.get('/hello', async (request, reply) => reply.header('x-request-id', request.headers['x-request-id']).send(body))
+  // 100 KiB an answer: a client that does not read fills the sockets' buffers within a read's requests.
+  const big = 'x'.repeat(100 * 1024)
+  app.get('/big', async (_request, reply) => reply.send(big))
+  // Answered after a while, so that a test can close the app with requests still in flight.
+  app.get('/slow', async (request, reply) => {
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    return reply.header('x-request-id', request.headers['x-request-id']).send('slow')
+  })
   await app.listen({ port: 0, host: '127.0.0.1' })
   t.teardown(async () => { await app.close() })
   const address = app.server.address()
@@ -114,6 +122,7 @@ t.test('a client that stops reading is read no further than one read past its li
   socket.write(helloRequests(count))
   let mostWaiting = 0
   const watch = setInterval(() => { mostWaiting = Math.max(mostWaiting, guard.waitingRequests) }, 1)
+  t.teardown(() => { clearInterval(watch) })
   await new Promise((resolve) => setTimeout(resolve, 1000))
   t.ok(guard.waitingRequests > 0, `requests wait while the client does not read (${guard.waitingRequests})`)
   const answers = readAll(socket)
@@ -170,4 +179,42 @@ t.test('closing answers a request sent on an idle keep-alive connection, with Co
   await closed
   t.same(responses.map((response) => response.statusCode), [200, 200])
   t.equal(responses[1]?.headers.connection, 'close')
+})
+
+t.test('closing with pipelined requests waiting answers every one, and only the last says Connection: close', async (t) => {
+  const { app, port } = await guardedApp(t, { shutdownIdleGraceMs: 200 })
+  const socket = await openSocket(t, port)
+  const count = 100
+  const answers = readAll(socket)
+  let closed: Promise<void> | undefined
+  socket.once('data', () => { closed = app.close() })
+  socket.write(Array.from({ length: count }, (_, index) => `GET /slow HTTP/1.1\r\nHost: a\r\nX-Request-Id: slow-${index}\r\n\r\n`).join(''))
+  const responses = parseResponses(await answers)
+  await closed
+  t.same(responses.map((response) => response.headers['x-request-id']), Array.from({ length: count }, (_, index) => `slow-${index}`),
+    'every request answered, in order')
+  t.same(responses.filter((response) => response.headers.connection === 'close').map((response) => response.headers['x-request-id']), [`slow-${count - 1}`],
+    'the last answer, and only it, closes the connection')
+})
+
+t.test('a connection whose client reads none of its answers for stalledConnectionMs is closed, and its place goes to another', async (t) => {
+  const { guard, port } = await guardedApp(t, { maxWaitingConnections: 1, stalledConnectionMs: 300 })
+  const stalled = await openSocket(t, port)
+  stalled.on('error', () => undefined)
+  stalled.pause()
+  const stalledClosed = new Promise((resolve) => stalled.once('close', resolve))
+  // 200 MB of answers asked for: the sockets' buffers fill within the first read's requests,
+  // and the rest of them wait.
+  stalled.write('GET /big HTTP/1.1\r\nHost: a\r\n\r\n'.repeat(2000))
+  while (guard.waitingRequests === 0) await new Promise((resolve) => setTimeout(resolve, 10))
+  const started = Date.now()
+  while (guard.waitingRequests > 0 && Date.now() - started < 10_000) await new Promise((resolve) => setTimeout(resolve, 10))
+  t.equal(guard.waitingRequests, 0, `its waiting requests went with it, ${Date.now() - started} ms after they began to wait`)
+  // Read, so as to see the close.
+  stalled.resume()
+  await stalledClosed
+
+  const reading = await openSocket(t, port)
+  reading.write(helloRequests(5000))
+  t.equal(parseResponses(await readAll(reading)).length, 5000, 'a client pipelining beyond its limit since is served, not cut')
 })

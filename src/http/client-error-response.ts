@@ -12,19 +12,30 @@ import { errorBody } from './error-response.js'
 // A request too malformed or too slow for Fastify to see (bad framing, oversized headers, the
 // request timeout) never reaches the error handler; it still gets the spec's Error body,
 // written straight to the socket.
+// What the connection guard knows of a connection's answers still to be written.
+export interface PendingAnswers {
+  // The response that will be written last on a connection, while one is still to be written.
+  readonly lastResponseOn: (socket: Socket) => ServerResponse | undefined
+  // Requests read on it and not yet answered.
+  readonly unansweredOn: (socket: Socket) => number
+}
+
 // The answer says what it answered, or undefined when it closed the connection unanswered.
-// `lastResponseOn` gives the response that will be written last on a connection, while one is
-// still to be written (the connection guard's).
-export function clientErrorAnswer (lastResponseOn: (socket: Socket) => ServerResponse | undefined) {
+export function clientErrorAnswer (pending: PendingAnswers) {
   return function answerClientError (this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket): ApiError | undefined {
-    return answer(this, error, socket, lastResponseOn(socket))
+    return answer(this, error, socket, pending.lastResponseOn(socket), pending.unansweredOn(socket))
   }
 }
 
-function answer (app: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket, lastResponse: ServerResponse | undefined): ApiError | undefined {
+function answer (
+  app: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket, lastResponse: ServerResponse | undefined, unanswered: number
+): ApiError | undefined {
   // A connection past the waiting requests the service holds (the connection guard logged it)
-  // is closed unanswered: an answer would queue behind the ones it is not reading.
-  if (error.code === 'ECONNRESET' || error.code === 'EPIPE' || error.code === parserCutCode || !socket.writable) {
+  // is closed unanswered: an answer would queue behind the ones it is not reading. So is one
+  // whose request at fault (its body timed out or broke off) has others before it still to be
+  // answered: an answer now would be taken for the first of theirs.
+  const atFaultBehindOthers = lastResponse !== undefined && !lastResponse.req.complete && unanswered > 1
+  if (error.code === 'ECONNRESET' || error.code === 'EPIPE' || error.code === parserCutCode || !socket.writable || atFaultBehindOthers) {
     socket.destroy()
     return undefined
   }
@@ -36,8 +47,8 @@ function answer (app: FastifyInstance, error: NodeJS.ErrnoException, socket: Soc
   app.log.info({ reqId: requestId, status: apiError.statusCode, code: apiError.code, parseError }, apiError.message)
   // Responses still to be written for earlier requests, received in full, go out first: written
   // before them, this answer would be taken for one of theirs. Pipelined responses are written
-  // in order, so it follows the last. When the request in flight is the one at fault (its body
-  // timed out or broke off), it is answered at once.
+  // in order, so it follows the last. When the one request in flight is the one at fault, it is
+  // answered at once.
   if (lastResponse?.req.complete === true && !lastResponse.writableFinished) {
     lastResponse.once('finish', () => writeRawErrorResponse(socket, apiError, requestId))
     lastResponse.once('close', () => { if (!lastResponse.writableFinished) socket.destroy() })

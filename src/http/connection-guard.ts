@@ -4,6 +4,7 @@ import type { FastifyBaseLogger, FastifyServerFactory } from 'fastify'
 import { FairRequestQueue } from './fair-request-queue.js'
 import { GentlyClosingServer } from './gently-closing-server.js'
 import type { ConnectionLimits } from './connection-limits.js'
+import { closeIdleConnections, closeStalledConnections, type Exchange, type GuardedConnection } from './guarded-connection.js'
 import { cutParserWhen } from './parser-cut.js'
 import type { RequestLoad } from './request-load.js'
 import { withoutStackTraces } from './without-stack-traces.js'
@@ -17,24 +18,6 @@ interface FastifyServerSettings {
 }
 
 type RequestHandler = (request: IncomingMessage, response: ServerResponse) => void
-type Exchange = readonly [IncomingMessage, ServerResponse]
-
-interface Connection {
-  readonly socket: Socket
-  // Handed to the app and not yet answered.
-  inFlight: number
-  // Read, in the order sent, and waiting for those before them to be answered.
-  readonly waiting: Exchange[]
-  // Whether the guard has stopped reading the connection.
-  readingPaused: boolean
-  // Whether the errors Node makes when it closes go without stack traces.
-  withoutStackTraces: boolean
-  // The response that will be written last on this connection so far: the one that says
-  // `Connection: close` once shutdown begins, and the one a client error's answer follows.
-  lastResponse: ServerResponse | undefined
-  // When its last response finished, during shutdown.
-  idleSince: number
-}
 
 const sweepIntervalMs = 100
 
@@ -60,14 +43,16 @@ const sweepIntervalMs = 100
 export class ConnectionGuard {
   readonly #limits: ConnectionLimits
   readonly #log: () => FastifyBaseLogger
-  readonly #connections = new Map<Socket, Connection>()
+  readonly #connections = new Map<Socket, GuardedConnection>()
   #waitingRequests = 0
   #waitingConnections = 0
   #requestsAnswered = 0
-  // Requests read and not yet answered, over every open connection: a connection that closes
-  // takes its own with it (Node emits no 'close' for a response still queued behind another then).
-  #requestsUnanswered = 0
-  readonly #requestQueue = new FairRequestQueue((request, response) => { this.#handler(request, response) })
+  // Requests handed to the app and not yet answered, over every open connection: a connection
+  // that closes takes its own with it (Node emits no 'close' for a response still queued behind
+  // another then). Those waiting in the guard are left out: at most 16 a connection count, as
+  // before pipelining clients were paused rather than cut.
+  #requestsInFlight = 0
+  readonly #requestQueue = new FairRequestQueue((request, response) => { this.#handToApp(request, response) })
   #shuttingDown = false
   #handler: RequestHandler = () => undefined
 
@@ -93,10 +78,14 @@ export class ConnectionGuard {
     server.requestTimeout = options.requestTimeout ?? 0
     server.setTimeout(options.connectionTimeout ?? 0)
     server.maxConnections = this.#limits.maxConnections
+    // Runs after Node's own connection listener, which gives the socket the parser the guard cuts.
     server.on('connection', (socket: Socket) => {
       this.#requestQueue.connectionArrived()
       this.#track(socket)
     })
+    const stallSweep = setInterval(() => { closeStalledConnections(this.#connections.values(), this.#limits.stalledConnectionMs, this.#log()) }, Math.min(1000, this.#limits.stalledConnectionMs))
+    stallSweep.unref()
+    server.once('close', () => { clearInterval(stallSweep) })
     return server
   }
 
@@ -106,6 +95,12 @@ export class ConnectionGuard {
     return this.#connections.get(socket)?.lastResponse
   }
 
+  // Requests read on a connection and not yet answered, the one at fault in a client error included.
+  unansweredOn (socket: Socket): number {
+    const connection = this.#connections.get(socket)
+    return connection === undefined ? 0 : connection.inFlight + connection.waiting.length
+  }
+
   // Requests read and waiting for those before them, over every connection.
   get waitingRequests (): number {
     return this.#waitingRequests
@@ -113,22 +108,25 @@ export class ConnectionGuard {
 
   readonly requestLoad: RequestLoad = {
     answered: () => this.#requestsAnswered,
-    waiting: () => this.#requestsUnanswered,
+    waiting: () => this.#requestsInFlight,
   }
 
   #track (socket: Socket): void {
-    const connection: Connection = {
-      socket, inFlight: 0, waiting: [], readingPaused: false, withoutStackTraces: false, lastResponse: undefined, idleSince: Date.now(),
+    const connection: GuardedConnection = {
+      socket, inFlight: 0, waiting: [], readingPaused: false, withoutStackTraces: false, lastResponse: undefined, idleSince: Date.now(), progressAt: 0,
     }
     this.#connections.set(socket, connection)
     socket.once('close', () => {
       this.#connections.delete(socket)
-      this.#requestsUnanswered -= connection.inFlight + connection.waiting.length
+      this.#requestsInFlight -= connection.inFlight
       this.#waitingRequests -= connection.waiting.length
       if (connection.readingPaused) this.#waitingConnections -= 1
       connection.waiting.length = 0
     })
-    socket.on('drain', () => { this.#handOnWaiting(connection) })
+    socket.on('drain', () => {
+      connection.progressAt = performance.now()
+      this.#handOnWaiting(connection)
+    })
     this.#limitWaiting(connection)
     // Node resumes a socket it paused itself once its answers drain: one the guard stopped
     // reading stays stopped until its own requests have been handed on.
@@ -137,13 +135,16 @@ export class ConnectionGuard {
 
   // A connection whose request would wait while maxWaitingConnections others have requests
   // waiting is closed at that request (src/http/parser-cut.ts).
-  #limitWaiting (connection: Connection): void {
+  #limitWaiting (connection: GuardedConnection): void {
     cutParserWhen(connection.socket, () => {
       const startsWaiting = !connection.readingPaused && !this.#mayHandOn(connection)
       if (!startsWaiting || this.#waitingConnections < this.#limits.maxWaitingConnections) return false
       this.#log().warn({ remoteAddress: connection.socket.remoteAddress, limit: this.#limits.maxWaitingConnections },
         'connection closed: its pipelined requests would wait beyond the connections the service holds them for')
-      if (!connection.withoutStackTraces) withoutStackTraces(connection.socket)
+      if (!connection.withoutStackTraces) {
+        connection.withoutStackTraces = true
+        withoutStackTraces(connection.socket)
+      }
       return true
     })
   }
@@ -163,7 +164,6 @@ export class ConnectionGuard {
     }
     connection.lastResponse = response
     response.on('close', this.#responseClosed)
-    this.#requestsUnanswered += 1
     if (connection.waiting.length === 0 && this.#mayHandOn(connection)) {
       this.#handOn(connection, request, response, false)
       return
@@ -172,6 +172,7 @@ export class ConnectionGuard {
     this.#waitingRequests += 1
     if (!connection.readingPaused) {
       connection.readingPaused = true
+      connection.progressAt = performance.now()
       this.#waitingConnections += 1
       connection.socket.pause()
       // Should it close with a read's requests waiting, Node aborts each with an error.
@@ -182,19 +183,29 @@ export class ConnectionGuard {
     }
   }
 
-  #mayHandOn (connection: Connection): boolean {
+  #mayHandOn (connection: GuardedConnection): boolean {
     return connection.inFlight < this.#limits.maxUnansweredRequests && !connection.socket.writableNeedDrain
   }
 
   // A request that waited is always queued, never handled at once: handled inside the callback of
   // the answer before it, a client whose answers are written as fast as they are made would keep
   // the event loop in that chain of callbacks, and new connections would wait to be accepted.
-  #handOn (connection: Connection, request: IncomingMessage, response: ServerResponse, waited: boolean): void {
+  #handOn (connection: GuardedConnection, request: IncomingMessage, response: ServerResponse, waited: boolean): void {
     connection.inFlight += 1
+    this.#requestsInFlight += 1
     this.#requestQueue.handle(request, response, waited || connection.inFlight > 1)
   }
 
-  #handOnWaiting (connection: Connection): void {
+  #handToApp (request: IncomingMessage, response: ServerResponse): void {
+    this.#handler(request, response)
+    // Fastify says `Connection: close` on every request it routes once it is closing: on one with
+    // requests pipelined behind it, the connection would close with their answers unwritten. The
+    // connection's last response closes it instead (#handle, #beginShutdown).
+    if (!response.headersSent && response.getHeader('connection') === 'close' &&
+      this.#connections.get(request.socket)?.lastResponse !== response) response.removeHeader('connection')
+  }
+
+  #handOnWaiting (connection: GuardedConnection): void {
     while (connection.waiting.length > 0 && this.#mayHandOn(connection)) {
       const [request, response] = connection.waiting.shift() as Exchange
       this.#waitingRequests -= 1
@@ -216,7 +227,8 @@ export class ConnectionGuard {
     // A connection gone has nothing more to hand on (and its waiting responses were never handed).
     if (connection.socket.destroyed) return
     connection.inFlight -= 1
-    this.#requestsUnanswered -= 1
+    this.#requestsInFlight -= 1
+    connection.progressAt = performance.now()
     this.#handOnWaiting(connection)
   }
 
@@ -231,17 +243,8 @@ export class ConnectionGuard {
     }
     const sweep = setInterval(() => {
       if (this.#connections.size === 0) clearInterval(sweep)
-      this.#closeIdleConnections()
+      closeIdleConnections(this.#connections.values(), this.#limits.shutdownIdleGraceMs)
     }, sweepIntervalMs)
     sweep.unref()
-  }
-
-  // end(), not destroy(): a request that crosses the FIN on the wire is not met by a reset.
-  #closeIdleConnections (): void {
-    const idleBefore = Date.now() - this.#limits.shutdownIdleGraceMs
-    for (const [socket, connection] of this.#connections) {
-      const unanswered = connection.inFlight + connection.waiting.length
-      if (unanswered === 0 && connection.idleSince <= idleBefore && !socket.writableEnded) socket.end()
-    }
   }
 }

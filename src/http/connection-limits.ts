@@ -8,6 +8,9 @@ export interface ConnectionLimits {
   // The most connections whose reading is stopped, with requests read and waiting for those
   // before them to be answered: each holds at most one read's (64 KiB of) requests.
   readonly maxWaitingConnections: number
+  // How long a connection with requests waiting may go without its client reading an answer
+  // before it is closed.
+  readonly stalledConnectionMs: number
   // Once shutdown begins, how long a connection may stay idle before it is closed: time for a
   // request a client has already sent on it to arrive and be answered.
   readonly shutdownIdleGraceMs: number

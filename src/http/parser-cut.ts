@@ -13,8 +13,9 @@ export const parserCutCode = 'HPE_CB_HEADERS_COMPLETE'
 // Node parses every request a read brings (up to 64 KiB: over a thousand small requests) before
 // anything else runs, and offers no public way to stop in the middle of a read (socket.pause()
 // stops the next one). This stops a connection's parser at the first request for which
-// `cutBefore` says so, before Node builds anything for it: cut after its read was parsed, the
-// connection would cost what a thousand requests do. test/pipelining.test.ts fails if a Node
+// `cutBefore` says so, before Node builds its response or emits it (the request object, with
+// its headers, exists): cut after its read was parsed, the connection would cost what a
+// thousand requests do. test/pipelining.test.ts fails if a Node
 // release takes this away.
 export function cutParserWhen (socket: Socket, cutBefore: () => boolean): void {
   const parser = (socket as Socket & { parser?: HttpParser | null }).parser

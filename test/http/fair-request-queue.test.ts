@@ -33,12 +33,14 @@ test('while new connections arrive, the backlog takes one request a turn, so tha
   t.equal(handled.length, 10, 'the rest in the next turn, with no arrival since')
 })
 
-test('a request whose connection closed while it waited is dropped', async (t) => {
+test('requests whose connections closed while they waited are dropped, and take no turn', async (t) => {
   const handled: IncomingMessage[] = []
   const queue = new FairRequestQueue((request) => { handled.push(request) })
-  const [[request, response]] = exchanges(1) as [[IncomingMessage, ServerResponse]]
-  request.socket.destroy()
-  queue.handle(request, response, true)
+  const closed = exchanges(5)
+  for (const [request] of closed) request.socket.destroy()
+  const [live] = exchanges(1)
+  for (const exchange of [...closed, live!]) queue.handle(...exchange, true)
+  queue.connectionArrived()
   await nextTurn()
-  t.equal(handled.length, 0)
+  t.same(handled, [live![0]], 'the one request of the turn after an arrival is a live one')
 })
