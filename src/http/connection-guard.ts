@@ -18,7 +18,6 @@ interface FastifyServerSettings {
 }
 
 type RequestHandler = (request: IncomingMessage, response: ServerResponse) => void
-
 const sweepIntervalMs = 100
 
 // The HTTP server under Fastify, with what Node's own does not bound, on Node's public APIs
@@ -141,10 +140,7 @@ export class ConnectionGuard {
       if (!startsWaiting || this.#waitingConnections < this.#limits.maxWaitingConnections) return false
       this.#log().warn({ remoteAddress: connection.socket.remoteAddress, limit: this.#limits.maxWaitingConnections },
         'connection closed: its pipelined requests would wait beyond the connections the service holds them for')
-      if (!connection.withoutStackTraces) {
-        connection.withoutStackTraces = true
-        withoutStackTraces(connection.socket)
-      }
+      this.#leaveOutStackTraces(connection)
       return true
     })
   }
@@ -176,11 +172,14 @@ export class ConnectionGuard {
       this.#waitingConnections += 1
       connection.socket.pause()
       // Should it close with a read's requests waiting, Node aborts each with an error.
-      if (!connection.withoutStackTraces) {
-        connection.withoutStackTraces = true
-        withoutStackTraces(connection.socket)
-      }
+      this.#leaveOutStackTraces(connection)
     }
+  }
+
+  #leaveOutStackTraces (connection: GuardedConnection): void {
+    if (connection.withoutStackTraces) return
+    connection.withoutStackTraces = true
+    withoutStackTraces(connection.socket)
   }
 
   #mayHandOn (connection: GuardedConnection): boolean {
@@ -228,7 +227,8 @@ export class ConnectionGuard {
     if (connection.socket.destroyed) return
     connection.inFlight -= 1
     this.#requestsInFlight -= 1
-    connection.progressAt = performance.now()
+    // Progress matters only while the guard has stopped reading (closeStalledConnections).
+    if (connection.readingPaused) connection.progressAt = performance.now()
     this.#handOnWaiting(connection)
   }
 

@@ -3,6 +3,12 @@ import { Socket } from 'node:net'
 import { test } from 'tap'
 import { FairRequestQueue } from '../../src/http/fair-request-queue.js'
 
+// A queue whose handler records the requests it is given.
+function recordingQueue (): { handled: IncomingMessage[], queue: FairRequestQueue } {
+  const handled: IncomingMessage[] = []
+  return { handled, queue: new FairRequestQueue((request) => { handled.push(request) }) }
+}
+
 const nextTurn = async (): Promise<void> => { await new Promise((resolve) => setImmediate(resolve)) }
 
 // Requests the queue is given, each with a socket of its own that is not destroyed.
@@ -11,8 +17,7 @@ function exchanges (count: number): Array<[IncomingMessage, ServerResponse]> {
 }
 
 test('a request alone on its connection is handled at once; pipelined ones wait for the next turn', async (t) => {
-  const handled: IncomingMessage[] = []
-  const queue = new FairRequestQueue((request) => { handled.push(request) })
+  const { handled, queue } = recordingQueue()
   const [alone, ...pipelined] = exchanges(4)
   queue.handle(...alone!, false)
   t.equal(handled.length, 1, 'handled at once')
@@ -23,8 +28,7 @@ test('a request alone on its connection is handled at once; pipelined ones wait 
 })
 
 test('while new connections arrive, the backlog takes one request a turn, so that Node gets to accept them', async (t) => {
-  const handled: IncomingMessage[] = []
-  const queue = new FairRequestQueue((request) => { handled.push(request) })
+  const { handled, queue } = recordingQueue()
   for (const exchange of exchanges(10)) queue.handle(...exchange, true)
   queue.connectionArrived()
   await nextTurn()
@@ -34,8 +38,7 @@ test('while new connections arrive, the backlog takes one request a turn, so tha
 })
 
 test('requests whose connections closed while they waited are dropped, and take no turn', async (t) => {
-  const handled: IncomingMessage[] = []
-  const queue = new FairRequestQueue((request) => { handled.push(request) })
+  const { handled, queue } = recordingQueue()
   const closed = exchanges(5)
   for (const [request] of closed) request.socket.destroy()
   const [live] = exchanges(1)
