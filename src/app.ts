@@ -74,6 +74,9 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
       observability,
     })
 
+    // First of the preClose hooks: the webhook deliveries' stop can take a while, and an answer
+    // written meanwhile must already tell its client to close.
+    app.addHook('preClose', async () => { connectionGuard.beginShutdown() })
     // First, so that a request's span starts before any hook can fail it.
     await app.register(observabilityPlugin, { observability })
     // The store's life: checked when the app is ready, closed after the last request.

@@ -125,3 +125,23 @@ t.test('100 Continue is not sent for a body that would be refused', async (t) =>
     t.same(responses.map((response) => response.statusCode), [status], `${headers['Content-Type']}, ${headers['Content-Length']} bytes`)
   }
 })
+
+t.test('an answer written while the app closes, before Node\'s server does, tells its client to close', async (t) => {
+  // A preClose hook that takes its time, as stopping webhook deliveries can.
+  const { open, app, databaseFile } = await startListening(t, {}, (app) => {
+    app.addHook('preClose', async () => { await new Promise((resolve) => setTimeout(resolve, 500)) })
+  })
+  const client = open()
+  // Routed at its headers, before the app begins to close; answered once its body arrives, after.
+  client.write(request('POST', '/plants', createHeaders({ 'Content-Length': String(plant.length) }), plant.slice(0, 5)))
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  const closed = app.close()
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  client.write(plant.slice(5))
+  const [created] = await client.received()
+  await closed
+  t.equal(created?.statusCode, 200)
+  t.equal(created?.headers.connection, 'close', 'the client is told the connection closes')
+  if (created !== undefined) checkAgainstSpec(t, 'POST', '/plants', created)
+  t.same(readStoredIds(databaseFile), [1n], 'the plant is stored')
+})

@@ -48,8 +48,7 @@ export class ConnectionGuard {
   #requestsAnswered = 0
   // Requests handed to the app and not yet answered, over every open connection: a connection
   // that closes takes its own with it (Node emits no 'close' for a response still queued behind
-  // another then). Those waiting in the guard are left out: at most 16 a connection count, as
-  // before pipelining clients were paused rather than cut.
+  // another then). Those waiting in the guard are left out, as before pipelining was paused.
   #requestsInFlight = 0
   readonly #requestQueue = new FairRequestQueue((request, response) => { this.#handToApp(request, response) })
   #shuttingDown = false
@@ -72,7 +71,7 @@ export class ConnectionGuard {
     this.#handler = handler
     const server = new GentlyClosingServer(options.http ?? {}, (request, response) => {
       this.#handle(request, response)
-    }, () => { this.#beginShutdown() })
+    }, () => { this.beginShutdown() })
     server.keepAliveTimeout = options.keepAliveTimeout ?? 72_000
     server.requestTimeout = options.requestTimeout ?? 0
     server.setTimeout(options.connectionTimeout ?? 0)
@@ -199,7 +198,7 @@ export class ConnectionGuard {
     this.#handler(request, response)
     // Fastify says `Connection: close` on every request it routes once it is closing: on one with
     // requests pipelined behind it, the connection would close with their answers unwritten. The
-    // connection's last response closes it instead (#handle, #beginShutdown).
+    // connection's last response closes it instead (#handle, beginShutdown).
     if (!response.headersSent && response.getHeader('connection') === 'close' &&
       this.#connections.get(request.socket)?.lastResponse !== response) response.removeHeader('connection')
   }
@@ -232,7 +231,8 @@ export class ConnectionGuard {
     this.#handOnWaiting(connection)
   }
 
-  #beginShutdown (): void {
+  // Called as the app begins to close (src/app.ts), and again by Node's server.close().
+  beginShutdown (): void {
     if (this.#shuttingDown) return
     this.#shuttingDown = true
     const now = Date.now()

@@ -1,4 +1,5 @@
 import { connect } from 'node:net'
+import type { FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
 import type { AppConfig } from '../../src/app.js'
 import { assertExchangeMatchesSpec } from './contract.js'
@@ -40,8 +41,12 @@ export interface RawClient {
   readonly receivedSoFar: () => RawResponse[]
 }
 
-export async function startListening (t: Test, overrides: Partial<AppConfig> = {}): Promise<{ open: () => RawClient, databaseFile: string }> {
+// beforeListen may add hooks of the test's own to the app, as it still can before it listens.
+export async function startListening (
+  t: Test, overrides: Partial<AppConfig> = {}, beforeListen: (app: FastifyInstance) => void = () => undefined
+): Promise<{ open: () => RawClient, databaseFile: string, app: FastifyInstance }> {
   const { app, databaseFile } = await buildTestApp(t, overrides)
+  beforeListen(app)
   await app.listen({ port: 0, host: '127.0.0.1' })
   const address = app.server.address()
   const port = typeof address === 'object' && address !== null ? address.port : 0
@@ -60,7 +65,7 @@ export async function startListening (t: Test, overrides: Partial<AppConfig> = {
       receivedSoFar: () => parseResponses(raw),
     }
   }
-  return { open, databaseFile }
+  return { open, databaseFile, app }
 }
 
 export function request (method: string, path: string, headers: Record<string, string>, body = ''): string {
