@@ -1,23 +1,26 @@
-import { type EventLoopUtilization, performance } from 'node:perf_hooks'
+import { performance } from 'node:perf_hooks'
 import type { RequestLoad } from '../http/request-load.js'
 
-// How busy the event loop has been since the process started (Node's own figure; tests bring theirs).
-export type LoopUtilization = () => EventLoopUtilization
+// The CPU time the process has used so far, in microseconds (Node's own figure; tests bring theirs).
+export type CpuTime = () => number
 
-// The service is saturated when its event loop was busy for more than this share of an interval
-// and at least this many requests waited for their answers, on average over the dispatcher's
-// rounds in it; it is calm when the loop was less busy, or fewer requests waited than the calm
-// bound; in between, the limit grows slowly. Either signal alone says too little: on SQLite
-// the loop also waits out each commit's fsync, busy at a steady 2,000 creates a second with a
-// request or three waiting, and requests wait on a slow store while the loop idles.
-const busyAbove = 0.9
+// The service is saturated when it used more than this share of a core over an interval and at
+// least this many requests waited for their answers, on average over the dispatcher's rounds in
+// it; it is calm when it used less than the calm share, or fewer requests waited than the calm
+// bound; in between, the limit grows slowly. Either signal alone says too little: requests wait
+// on a slow store while the process idles, and a service that keeps up with its load can use a
+// whole core. CPU time rather than how busy the event loop was: on SQLite the loop is blocked
+// while each commit waits for the disk, busy with no CPU to give, and at a steady 2,000 creates
+// a second on a slow disk it looked saturated; on a machine that PostgreSQL shares, the loop of a
+// saturated service idled a tenth to a third of the time, waiting on the store, and an interval
+// now and then looked calm enough to lift the limit.
+const cpuShareWhenSaturated = 0.8
+const cpuShareWhenCalm = 0.6
 const waitingWhenSaturated = 6
 const waitingWhenCalm = 3
-// A load that lasts: a moment's stall (a collection, a burst, a slow fsync) holds nothing back,
-// nor do two saturated intervals in a row, which a steady load the service keeps up with shows
-// now and then (SQLite at 2,000 creates a second on a slow machine: the loop busy waiting out an
-// fsync per create, and at times 6 or more requests waiting); each halving there held messages
-// back until the next calm interval.
+// A load that lasts: a moment's stall (a collection, a burst) holds nothing back, nor do two
+// saturated intervals in a row, which a steady load the service keeps up with can show now and
+// then; each halving there held messages back until the next calm interval.
 const saturatedIntervalsBeforeLimiting = 3
 // The shortest interval judged: shorter ones measure the scheduler's noise more than the load.
 const minimumIntervalMs = 100
@@ -45,7 +48,7 @@ export class DeliveryPacer {
   private limit = Number.POSITIVE_INFINITY
   private started = 0
   private intervalStartedAt: number
-  private utilizationAtStart: EventLoopUtilization
+  private cpuTimeAtStart: number
   private answeredAtStart: number
   private waitingSum = 0
   private waitingSamples = 0
@@ -53,11 +56,11 @@ export class DeliveryPacer {
 
   constructor (
     private readonly requests: RequestLoad = noRequests,
-    private readonly loopUtilization: LoopUtilization = () => performance.eventLoopUtilization(),
+    private readonly cpuTime: CpuTime = processCpuTime,
     now = performance.now()
   ) {
     this.intervalStartedAt = now
-    this.utilizationAtStart = loopUtilization()
+    this.cpuTimeAtStart = cpuTime()
     this.answeredAtStart = requests.answered()
   }
 
@@ -68,14 +71,13 @@ export class DeliveryPacer {
     this.waitingSum += this.requests.waiting()
     this.waitingSamples++
     if (now - this.intervalStartedAt < minimumIntervalMs) return
-    const utilization = this.loopUtilization()
+    const cpuTime = this.cpuTime()
     const answered = this.requests.answered()
-    const busy = busyShare(this.utilizationAtStart, utilization)
+    const cpuShare = (cpuTime - this.cpuTimeAtStart) / ((now - this.intervalStartedAt) * 1000)
     const waiting = this.waitingSum / this.waitingSamples
-    const saturated = busy > busyAbove && waiting >= waitingWhenSaturated
-    const calm = busy <= busyAbove || waiting < waitingWhenCalm
-    // In a row: an interval between saturated and calm breaks the run (at a steady load the
-    // service keeps up with, SQLite's loop is busy with 3 to 5 requests waiting now and then).
+    const saturated = cpuShare > cpuShareWhenSaturated && waiting >= waitingWhenSaturated
+    const calm = cpuShare < cpuShareWhenCalm || waiting < waitingWhenCalm
+    // In a row: an interval between saturated and calm breaks the run.
     this.saturatedIntervals = saturated ? this.saturatedIntervals + 1 : 0
     if (saturated && this.saturatedIntervals >= saturatedIntervalsBeforeLimiting) {
       const share = Math.max(1, Math.floor((answered - this.answeredAtStart) / requestsPerAttemptWhenSaturated))
@@ -90,7 +92,7 @@ export class DeliveryPacer {
     this.waitingSum = 0
     this.waitingSamples = 0
     this.intervalStartedAt = now
-    this.utilizationAtStart = utilization
+    this.cpuTimeAtStart = cpuTime
     this.answeredAtStart = answered
   }
 
@@ -107,10 +109,7 @@ export class DeliveryPacer {
   }
 }
 
-// The share of the time between two readings the loop was busy (computed here rather than by
-// Node's two-argument eventLoopUtilization, which also checks the loop's own state).
-function busyShare (start: EventLoopUtilization, end: EventLoopUtilization): number {
-  const active = end.active - start.active
-  const elapsed = active + end.idle - start.idle
-  return elapsed > 0 ? active / elapsed : 0
+function processCpuTime (): number {
+  const { user, system } = process.cpuUsage()
+  return user + system
 }

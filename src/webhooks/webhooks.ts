@@ -7,7 +7,7 @@ import { webhookDefinitions } from '../spec/webhook-definitions.js'
 import type { PlantStore } from '../store/plant-store.js'
 import type { WebhookEndpointSummary } from '../store/webhook-store.js'
 import type { RequestLoad } from '../http/request-load.js'
-import { DeliveryPacer, type LoopUtilization } from './delivery-pacer.js'
+import { type CpuTime, DeliveryPacer } from './delivery-pacer.js'
 import { EndpointUrlPolicy, RefusedUrlError, type ResolveHost } from './endpoint-url-policy.js'
 import { RetrySchedule } from './retry-schedule.js'
 import { type DispatcherLogger, WebhookDispatcher } from './webhook-dispatcher.js'
@@ -26,10 +26,10 @@ export interface WebhooksOptions {
   // The system resolver by default; tests bring their own.
   readonly resolveHost?: ResolveHost | undefined
   // The requests the server is answering, which deliveries give way to when the service is
-  // saturated (none when requests are injected), and how busy the event loop is (Node's figure by
-  // default).
+  // saturated (none when requests are injected), and the CPU time the process has used (Node's
+  // figure by default).
   readonly requestLoad?: RequestLoad | undefined
-  readonly loopUtilization?: LoopUtilization | undefined
+  readonly cpuTime?: CpuTime | undefined
 }
 
 // After a rotation, the previous secret signs too for this long.
@@ -43,12 +43,12 @@ export class Webhooks {
   private readonly outbox: WebhookOutbox
   private readonly dispatcher: WebhookDispatcher
 
-  constructor ({ document, store, settings, observability, logger, resolveHost, requestLoad, loopUtilization }: WebhooksOptions) {
+  constructor ({ document, store, settings, observability, logger, resolveHost, requestLoad, cpuTime }: WebhooksOptions) {
     const definitions = webhookDefinitions(document)
     this.eventNames = definitions.map(({ name }) => name)
     const schedule = new RetrySchedule(settings.WEBHOOK_RETRY_SCHEDULE)
     this.policy = new EndpointUrlPolicy(settings.WEBHOOK_ALLOW_LOOPBACK, resolveHost)
-    const pacer = new DeliveryPacer(requestLoad, loopUtilization)
+    const pacer = new DeliveryPacer(requestLoad, cpuTime)
     // Told inside the store's transaction: the round runs once the commit is done.
     let nudgeScheduled = false
     this.outbox = new WebhookOutbox(definitions, schedule, () => {

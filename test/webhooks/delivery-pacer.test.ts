@@ -1,23 +1,20 @@
-import type { EventLoopUtilization } from 'node:perf_hooks'
 import { test } from 'tap'
 import { DeliveryPacer } from '../../src/webhooks/delivery-pacer.js'
 
-// A service whose load the test sets interval by interval: how busy its event loop was, how many
+// A service whose load the test sets interval by interval: the share of a core it used, how many
 // requests it answered, and how many wait for their answers.
 class FakeLoad {
-  private idle = 0
-  private active = 0
+  private cpuMicroseconds = 0
   private answeredSoFar = 0
   waitingNow = 0
   now = 1_000_000
 
   readonly requests = { answered: () => this.answeredSoFar, waiting: () => this.waitingNow }
-  readonly loopUtilization = (): EventLoopUtilization => ({ idle: this.idle, active: this.active, utilization: 0 })
+  readonly cpuTime = (): number => this.cpuMicroseconds
 
-  // The next 100 ms: the loop busy for `busy` of it, `answered` requests answered, `waiting` waiting.
-  interval (pacer: DeliveryPacer, { busy, answered, waiting }: { busy: number, answered: number, waiting: number }): void {
-    this.active += 100 * busy
-    this.idle += 100 * (1 - busy)
+  // The next 100 ms: `cpu` of a core used, `answered` requests answered, `waiting` waiting.
+  interval (pacer: DeliveryPacer, { cpu, answered, waiting }: { cpu: number, answered: number, waiting: number }): void {
+    this.cpuMicroseconds += 100_000 * cpu
     this.answeredSoFar += answered
     this.waitingNow = waiting
     this.now += 100
@@ -25,7 +22,7 @@ class FakeLoad {
   }
 }
 
-const saturated = { busy: 1, answered: 12800, waiting: 32 }
+const saturated = { cpu: 1, answered: 12800, waiting: 32 }
 
 function startsAllowed (pacer: DeliveryPacer, tries = 100_000): number {
   let started = 0
@@ -42,7 +39,7 @@ function saturateFor (load: FakeLoad, pacer: DeliveryPacer, intervals: number): 
 }
 
 function pacerOn (load: FakeLoad): DeliveryPacer {
-  return new DeliveryPacer(load.requests, load.loopUtilization, load.now)
+  return new DeliveryPacer(load.requests, load.cpuTime, load.now)
 }
 
 test('with no requests (an app driven by inject), deliveries are never held back', async (t) => {
@@ -82,7 +79,7 @@ test('under saturation with few requests answered, one attempt an interval still
   const pacer = pacerOn(load)
   for (let i = 0; i < 20; i++) {
     startsAllowed(pacer)
-    load.interval(pacer, { busy: 1, answered: 3, waiting: 32 })
+    load.interval(pacer, { cpu: 1, answered: 3, waiting: 32 })
   }
   t.equal(pacer.attemptsPerInterval, 1)
   t.equal(startsAllowed(pacer), 1)
@@ -95,33 +92,33 @@ test('once the service is no longer saturated, the limit doubles each interval a
   t.equal(pacer.attemptsPerInterval, 50)
   const limits: number[] = []
   for (let i = 0; i < 8; i++) {
-    load.interval(pacer, { busy: 0.3, answered: 200, waiting: 1 })
+    load.interval(pacer, { cpu: 0.3, answered: 200, waiting: 1 })
     limits.push(pacer.attemptsPerInterval)
   }
   t.same(limits, [100, 200, 400, 800, 1600, 3200, Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY])
 })
 
-test('a busy loop with few requests waiting is not saturated (on SQLite the loop waits out each commit\'s fsync)', async (t) => {
+test('a service using a whole core with few requests waiting is not saturated', async (t) => {
   const load = new FakeLoad()
   const pacer = pacerOn(load)
   for (let i = 0; i < 10; i++) {
     startsAllowed(pacer, 500)
-    load.interval(pacer, { busy: 1, answered: 200, waiting: 2 })
+    load.interval(pacer, { cpu: 1, answered: 200, waiting: 2 })
   }
   t.equal(pacer.attemptsPerInterval, Number.POSITIVE_INFINITY)
 })
 
-test('many requests waiting on an idle loop (a slow store) are not held up by deliveries', async (t) => {
+test('many requests waiting on a process that uses little CPU are not held up by deliveries (a slow store; SQLite\'s loop blocked on the disk)', async (t) => {
   const load = new FakeLoad()
   const pacer = pacerOn(load)
   for (let i = 0; i < 10; i++) {
     startsAllowed(pacer, 500)
-    load.interval(pacer, { busy: 0.4, answered: 200, waiting: 32 })
+    load.interval(pacer, { cpu: 0.4, answered: 200, waiting: 32 })
   }
   t.equal(pacer.attemptsPerInterval, Number.POSITIVE_INFINITY)
 })
 
-test('between saturated and calm (the loop busy, a few requests waiting), the limit grows by a quarter an interval', async (t) => {
+test('between saturated and calm (a whole core used with a few requests waiting, or many waiting with 60 to 80% of a core), the limit grows by a quarter an interval', async (t) => {
   const load = new FakeLoad()
   const pacer = pacerOn(load)
   saturateFor(load, pacer, 20)
@@ -129,12 +126,17 @@ test('between saturated and calm (the loop busy, a few requests waiting), the li
   const limits: number[] = []
   for (let i = 0; i < 3; i++) {
     startsAllowed(pacer)
-    load.interval(pacer, { busy: 1, answered: 1600, waiting: 4 })
+    load.interval(pacer, { cpu: 1, answered: 1600, waiting: 4 })
     limits.push(pacer.attemptsPerInterval)
   }
   t.same(limits, [63, 79, 99])
-  load.interval(pacer, { busy: 1, answered: 1600, waiting: 2 })
-  t.equal(pacer.attemptsPerInterval, 198, 'calm: fewer than 3 waiting')
+  startsAllowed(pacer)
+  load.interval(pacer, { cpu: 0.7, answered: 1600, waiting: 32 })
+  t.equal(pacer.attemptsPerInterval, 124, 'many waiting with 70% of a core')
+  load.interval(pacer, { cpu: 1, answered: 1600, waiting: 2 })
+  t.equal(pacer.attemptsPerInterval, 248, 'calm: fewer than 3 waiting')
+  load.interval(pacer, { cpu: 0.5, answered: 1600, waiting: 32 })
+  t.equal(pacer.attemptsPerInterval, 496, 'calm: less than 60% of a core')
 })
 
 test('a moment\'s saturation between calm intervals holds nothing back', async (t) => {
@@ -142,7 +144,7 @@ test('a moment\'s saturation between calm intervals holds nothing back', async (
   const pacer = pacerOn(load)
   for (let i = 0; i < 10; i++) {
     startsAllowed(pacer, 400)
-    load.interval(pacer, i % 2 === 0 ? saturated : { busy: 0.5, answered: 200, waiting: 1 })
+    load.interval(pacer, i % 2 === 0 ? saturated : { cpu: 0.5, answered: 200, waiting: 1 })
   }
   t.equal(pacer.attemptsPerInterval, Number.POSITIVE_INFINITY)
 })
@@ -153,8 +155,8 @@ test('two saturated intervals at a time, between intervals of a steady load it k
     const pacer = pacerOn(load)
     for (let i = 0; i < 12; i++) {
       startsAllowed(pacer, 400)
-      // Busy throughout (SQLite waiting out its fsyncs), with 8 requests waiting in two intervals of three.
-      load.interval(pacer, { busy: 1, answered: 200, waiting: i % 3 === 2 ? waitingBetween : 8 })
+      // A whole core used throughout, with 8 requests waiting in two intervals of three.
+      load.interval(pacer, { cpu: 1, answered: 200, waiting: i % 3 === 2 ? waitingBetween : 8 })
     }
     t.equal(pacer.attemptsPerInterval, Number.POSITIVE_INFINITY, `with an interval ${between} between`)
   }
@@ -169,7 +171,7 @@ test('the requests waiting are averaged over the rounds of an interval, not read
   // Thirty rounds with 32 waiting, then the interval ends at a moment with none waiting.
   load.waitingNow = 32
   for (let round = 0; round < 30; round++) pacer.tick(load.now + round)
-  load.interval(pacer, { busy: 1, answered: 1600, waiting: 0 })
+  load.interval(pacer, { cpu: 1, answered: 1600, waiting: 0 })
   t.equal(pacer.attemptsPerInterval, 200)
 })
 
