@@ -25,9 +25,9 @@ export interface Outbox {
   // Whether any endpoint may be owed a message of the change: when not, the store writes none.
   wants (change: PlantChange): boolean
   messagesOf (change: PlantChange, plant: PlantRow, committedAt: number, traceparent: string | undefined): readonly OutboxMessage[]
-  // For a store that writes a batch's messages together (SQLite's bundles): the webhooks a change
-  // sends, by name, and when a message committed at committedAt is first due. Either way, the
-  // webhooks learn that messages were written.
+  // For a store that writes a batch's messages together (bundles: SQLite's, and PostgreSQL's for a
+  // batch of creates): the webhooks a change sends, by name, and when a message committed at
+  // committedAt is first due. Either way, the webhooks learn that messages were written.
   webhooksOf (change: PlantChange): readonly string[]
   firstAttemptAt (committedAt: number): number
 }

@@ -1,18 +1,25 @@
-import t from 'tap'
+import { randomUUID } from 'node:crypto'
+import pg from 'pg'
+import t, { type Test } from 'tap'
 import { applyMigrations } from '../../src/store/migrations.js'
 import { messageBody, type Outbox, type PlantChange } from '../../src/store/outbox.js'
+import type { PlantStore } from '../../src/store/plant-store.js'
+import { postgresMigrationConnection } from '../../src/store/postgres/postgres-migrations.js'
+import { PostgresPlantStore } from '../../src/store/postgres/postgres-plant-store.js'
 import { Database } from '../../src/store/sqlite/sqlite-driver.js'
 import { sqliteMigrationConnection } from '../../src/store/sqlite/sqlite-migrations.js'
 import { SqlitePlantStore } from '../../src/store/sqlite/sqlite-plant-store.js'
 import { beforeEveryMessage, type DueWebhookMessage } from '../../src/store/webhook-store.js'
 import { plantRow } from '../support/plant-rows.js'
+import { postgresSkipReason, postgresTestDatabase } from '../support/test-databases.js'
 import { testFolder } from '../support/test-folder.js'
 
-// On SQLite a batch's webhook messages are written as bundles, one per webhook and endpoint, and
-// unpacked into a row per message by the instance delivering them
-// (src/store/sqlite/message-bundles.ts). What is read back is what a row per message gave:
-// every message, its body, one id per message shared by every endpoint, and counts that include
-// the messages still bundled.
+// A batch's webhook messages are written as bundles, one per webhook and endpoint, and unpacked
+// into a row per message by the instance delivering them: on SQLite every batch's
+// (src/store/sqlite/message-bundles.ts), on PostgreSQL a batch of creates'
+// (src/store/postgres/postgres-message-bundles.ts). What is read back is what a row per message
+// gave: every message, its body, one id per message shared by every endpoint, and counts that
+// include the messages still bundled.
 
 const now = 1_000_000
 const everyEvent = '00000000-0000-4000-8000-000000000001'
@@ -21,13 +28,15 @@ const webhookOf: Record<PlantChange, string> = { 'plant-created': 'newPlant', 'p
 
 const outbox: Outbox = {
   wants: () => true,
-  messagesOf: () => { throw new Error('SQLite writes bundles, not messages one by one') },
+  // PostgreSQL's batches with deletes write a row per message.
+  messagesOf: (change, plant, committedAt, traceparent) => [{
+    messageId: `msg_${randomUUID().replaceAll('-', '')}`, event: webhookOf[change], body: messageBody(webhookOf[change], committedAt, plant), traceparent, dueAt: committedAt,
+  }],
   webhooksOf: (change) => [webhookOf[change]],
   firstAttemptAt: (committedAt) => committedAt,
 }
 
-async function storeWithEndpoints (filename: string): Promise<SqlitePlantStore> {
-  const store = await SqlitePlantStore.open({ filename })
+async function storeWithEndpoints (store: PlantStore): Promise<PlantStore> {
   await store.webhooks.createEndpoint({ id: everyEvent, url: 'http://127.0.0.1:1/every', events: null, secret: 'whsec_a', createdAt: now })
   await store.webhooks.createEndpoint({ id: deletesOnly, url: 'http://127.0.0.1:1/deletes', events: ['plantDeleted'], secret: 'whsec_b', createdAt: now + 1 })
   store.useOutbox(outbox)
@@ -36,121 +45,156 @@ async function storeWithEndpoints (filename: string): Promise<SqlitePlantStore> 
 
 const plantIdOf = (message: DueWebhookMessage): number => (JSON.parse(message.body) as { data: { id: number } }).data.id
 
-t.test('a batch of creates is owed, read and counted as one message per plant', async (t) => {
-  const store = await storeWithEndpoints(`${testFolder(t)}/plants.db`)
-  t.teardown(() => store.close())
-  // Created together: one batch.
-  await Promise.all([1n, 2n, 3n].map(async (id) => store.createPlant(plantRow({ id, name: `Fern ${id}` }))))
+function testBundles (t: Test, openStore: (t: Test) => Promise<PlantStore>): void {
+  t.test('a batch of creates is owed, read and counted as one message per plant', async (t) => {
+    const store = await storeWithEndpoints(await openStore(t))
+    // Created together: one batch.
+    await Promise.all([1n, 2n, 3n].map(async (id) => store.createPlant(plantRow({ id, name: `Fern ${id}` }))))
 
-  t.equal(await store.webhooks.pendingMessages(), 3, 'counted while still bundled')
-  t.same((await store.webhooks.listEndpoints()).map(({ pendingMessages }) => pendingMessages), [3, 0], 'only the endpoint subscribed is owed them')
+    t.equal(await store.webhooks.pendingMessages(), 3, 'counted while still bundled')
+    t.same((await store.webhooks.listEndpoints()).map(({ pendingMessages }) => pendingMessages), [3, 0], 'only the endpoint subscribed is owed them')
 
-  const due = await store.webhooks.dueMessages(everyEvent, Date.now() + 1000, beforeEveryMessage, 64)
-  t.same(due.map(plantIdOf).sort(), [1, 2, 3])
-  for (const message of due) {
-    t.equal(message.event, 'newPlant')
-    t.match(message.messageId, /^msg_[0-9a-f]{32}$/)
-    t.equal(message.body, messageBody('newPlant', message.committedAt, plantRow({ id: BigInt(plantIdOf(message)), name: `Fern ${plantIdOf(message)}` })))
-    t.equal(message.attempts, 0)
-  }
-  t.equal(new Set(due.map(({ messageId }) => messageId)).size, 3, 'every message has an id of its own')
-  t.equal(await store.webhooks.pendingMessages(), 3, 'unpacked, still owed')
-  t.same(await store.webhooks.dueMessages(deletesOnly, Date.now() + 1000, beforeEveryMessage, 64), [])
+    const due = await store.webhooks.dueMessages(everyEvent, Date.now() + 1000, beforeEveryMessage, 64)
+    t.same(due.map(plantIdOf).sort(), [1, 2, 3])
+    for (const message of due) {
+      t.equal(message.event, 'newPlant')
+      t.match(message.messageId, /^msg_[0-9a-f]{32}$/)
+      t.equal(message.body, messageBody('newPlant', message.committedAt, plantRow({ id: BigInt(plantIdOf(message)), name: `Fern ${plantIdOf(message)}` })))
+      t.equal(message.attempts, 0)
+    }
+    t.equal(new Set(due.map(({ messageId }) => messageId)).size, 3, 'every message has an id of its own')
+    t.equal(await store.webhooks.pendingMessages(), 3, 'unpacked, still owed')
+    t.same(await store.webhooks.dueMessages(deletesOnly, Date.now() + 1000, beforeEveryMessage, 64), [])
 
-  await store.webhooks.deleteMessages(due.map(({ seq }) => seq))
-  t.equal(await store.webhooks.pendingMessages(), 0)
+    await store.webhooks.deleteMessages(due.map(({ seq }) => seq))
+    t.equal(await store.webhooks.pendingMessages(), 0)
+  })
+
+  t.test('a message has the same id at every endpoint subscribed to it, and its trace', async (t) => {
+    const store = await storeWithEndpoints(await openStore(t))
+    await store.createPlant(plantRow({ id: 7n, name: 'Ivy' }))
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'
+    t.equal(await store.deletePlant(7n, { traceparent }), true)
+
+    const later = Date.now() + 1000
+    const toEvery = await store.webhooks.dueMessages(everyEvent, later, beforeEveryMessage, 64)
+    const toDeletes = await store.webhooks.dueMessages(deletesOnly, later, beforeEveryMessage, 64)
+    t.same(toEvery.map(({ event }) => event), ['newPlant', 'plantDeleted'])
+    t.same(toDeletes.map(({ event }) => event), ['plantDeleted'])
+    t.equal(toDeletes[0]!.messageId, toEvery[1]!.messageId, 'one message, one id')
+    t.equal(toDeletes[0]!.body, toEvery[1]!.body)
+    t.equal(toDeletes[0]!.traceparent, traceparent)
+    t.equal(toEvery[0]!.traceparent, null)
+  })
+
+  t.test('ids past 2^53 and bodies come out exactly as they went in', async (t) => {
+    const store = await storeWithEndpoints(await openStore(t))
+    await store.createPlant(plantRow({ id: 9007199254740993n, name: 'Fern', tag: 'shade' }))
+    const [message] = await store.webhooks.dueMessages(everyEvent, Date.now() + 1000, beforeEveryMessage, 64)
+    const timestamp = new Date(message!.committedAt).toISOString()
+    t.equal(message!.body, `{"type":"newPlant","timestamp":"${timestamp}","data":{"id":9007199254740993,"name":"Fern","tag":"shade"}}`)
+  })
+
+  t.test('changes in one batch are sent in the order they were made', async (t) => {
+    const store = await storeWithEndpoints(await openStore(t))
+    // Sent together: one batch, which creates, deletes and creates plant 5 again.
+    await Promise.all([
+      store.createPlant(plantRow({ id: 5n, name: 'Fern' })),
+      store.deletePlant(5n),
+      store.createPlant(plantRow({ id: 5n, name: 'Fern' })),
+    ])
+    const due = await store.webhooks.dueMessages(everyEvent, Date.now() + 1000, beforeEveryMessage, 64)
+    t.same(due.map(({ event }) => event), ['newPlant', 'plantDeleted', 'newPlant'])
+  })
+
+  t.test('unpacking goes as far as it is asked, oldest bundles first', async (t) => {
+    const store = await storeWithEndpoints(await openStore(t))
+    for (let id = 1n; id <= 40n; id++) await store.createPlant(plantRow({ id, name: 'Moss' }))
+    const firstFive = await store.webhooks.dueMessages(everyEvent, Date.now() + 1000, beforeEveryMessage, 5)
+    t.same(firstFive.map(plantIdOf), [1, 2, 3, 4, 5])
+    t.equal(await store.webhooks.pendingMessages(), 40)
+    const last = firstFive.at(-1)!
+    const rest = await store.webhooks.dueMessages(everyEvent, Date.now() + 1000, { nextAttemptAt: last.nextAttemptAt, seq: last.seq }, 100)
+    t.same(rest.map(plantIdOf), Array.from({ length: 35 }, (_, index) => index + 6))
+  })
+
+  t.test('deleting an endpoint deletes the bundles it is owed', async (t) => {
+    const store = await storeWithEndpoints(await openStore(t))
+    await Promise.all([1n, 2n].map(async (id) => store.createPlant(plantRow({ id, name: 'Fern' }))))
+    t.equal(await store.webhooks.deleteEndpoint(everyEvent), true)
+    t.equal(await store.webhooks.pendingMessages(), 0)
+  })
+
+  t.test('every message of every batch has an id of its own, across more bundles than one fill of prefixes', async (t) => {
+    const store = await storeWithEndpoints(await openStore(t))
+    // One create at a time: a batch, and a bundle, each; more than the 256 prefixes drawn at once.
+    const creates = 300
+    for (let id = 1n; id <= BigInt(creates); id++) await store.createPlant(plantRow({ id, name: 'Moss' }))
+    const due = await store.webhooks.dueMessages(everyEvent, Date.now() + 1000, beforeEveryMessage, creates)
+    t.equal(due.length, creates)
+    const prefixes = new Set(due.map(({ messageId }) => messageId.slice(0, -8)))
+    t.equal(prefixes.size, creates, 'a prefix per bundle')
+    t.equal(new Set(due.map(({ messageId }) => messageId)).size, creates, 'an id per message')
+  })
+}
+
+t.test('SQLite', async (t) => {
+  testBundles(t, async (t) => {
+    const store = await SqlitePlantStore.open({ filename: `${testFolder(t)}/plants.db` })
+    t.teardown(() => store.close())
+    return store
+  })
+
+  t.test('messages written a row each by the release before bundles are still delivered after the migration', async (t) => {
+    const filename = `${testFolder(t)}/plants.db`
+    const before = new Database(filename)
+    try {
+      await applyMigrations(sqliteMigrationConnection(before), 5)
+      before.prepare('INSERT INTO webhook_endpoints (id, url, secret, created_at) VALUES (?, ?, ?, ?)').run(everyEvent, 'http://127.0.0.1:1/every', 'whsec_a', now)
+      before.prepare(`INSERT INTO webhook_messages (endpoint_id, message_id, event, body, committed_at, next_attempt_at)
+        VALUES (?, 'msg_00000000000000000000000000000001', 'newPlant', '{"type":"newPlant"}', ?, ?)`).run(everyEvent, now, now)
+    } finally {
+      before.close()
+    }
+    const store = await SqlitePlantStore.open({ filename })
+    t.teardown(() => store.close())
+    t.equal(store.migrationsAtOpen.schemaVersion, 7)
+    store.useOutbox(outbox)
+    await store.createPlant(plantRow({ id: 9n, name: 'Fern' }))
+    const due = await store.webhooks.dueMessages(everyEvent, Date.now() + 1000, beforeEveryMessage, 64)
+    t.same(due.map(({ messageId }) => messageId).slice(0, 1), ['msg_00000000000000000000000000000001'])
+    t.equal(due.length, 2, 'the message from before, and the one bundled since')
+  })
 })
 
-t.test('a message has the same id at every endpoint subscribed to it, and its trace', async (t) => {
-  const store = await storeWithEndpoints(`${testFolder(t)}/plants.db`)
-  t.teardown(() => store.close())
-  await store.createPlant(plantRow({ id: 7n, name: 'Ivy' }))
-  const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'
-  t.equal(await store.deletePlant(7n, { traceparent }), true)
+t.test('PostgreSQL', { skip: postgresSkipReason }, async (t) => {
+  testBundles(t, async (t) => {
+    const database = await postgresTestDatabase(t)
+    const store = await PostgresPlantStore.open({ connectionString: database.url, poolSize: 2 })
+    t.teardown(() => store.close())
+    return store
+  })
 
-  const later = Date.now() + 1000
-  const toEvery = await store.webhooks.dueMessages(everyEvent, later, beforeEveryMessage, 64)
-  const toDeletes = await store.webhooks.dueMessages(deletesOnly, later, beforeEveryMessage, 64)
-  t.same(toEvery.map(({ event }) => event), ['newPlant', 'plantDeleted'])
-  t.same(toDeletes.map(({ event }) => event), ['plantDeleted'])
-  t.equal(toDeletes[0]!.messageId, toEvery[1]!.messageId, 'one message, one id')
-  t.equal(toDeletes[0]!.body, toEvery[1]!.body)
-  t.equal(toDeletes[0]!.traceparent, traceparent)
-  t.equal(toEvery[0]!.traceparent, null)
-})
-
-t.test('ids past 2^53 and bodies come out exactly as they went in', async (t) => {
-  const store = await storeWithEndpoints(`${testFolder(t)}/plants.db`)
-  t.teardown(() => store.close())
-  await store.createPlant(plantRow({ id: 9007199254740993n, name: 'Fern', tag: 'shade' }))
-  const [message] = await store.webhooks.dueMessages(everyEvent, Date.now() + 1000, beforeEveryMessage, 64)
-  const timestamp = new Date(message!.committedAt).toISOString()
-  t.equal(message!.body, `{"type":"newPlant","timestamp":"${timestamp}","data":{"id":9007199254740993,"name":"Fern","tag":"shade"}}`)
-})
-
-t.test('changes in one batch are sent in the order they were made', async (t) => {
-  const store = await storeWithEndpoints(`${testFolder(t)}/plants.db`)
-  t.teardown(() => store.close())
-  // Sent together: one batch, which creates, deletes and creates plant 5 again.
-  await Promise.all([
-    store.createPlant(plantRow({ id: 5n, name: 'Fern' })),
-    store.deletePlant(5n),
-    store.createPlant(plantRow({ id: 5n, name: 'Fern' })),
-  ])
-  const due = await store.webhooks.dueMessages(everyEvent, Date.now() + 1000, beforeEveryMessage, 64)
-  t.same(due.map(({ event }) => event), ['newPlant', 'plantDeleted', 'newPlant'])
-})
-
-t.test('unpacking goes as far as it is asked, oldest bundles first', async (t) => {
-  const store = await storeWithEndpoints(`${testFolder(t)}/plants.db`)
-  t.teardown(() => store.close())
-  for (let id = 1n; id <= 40n; id++) await store.createPlant(plantRow({ id, name: 'Moss' }))
-  const firstFive = await store.webhooks.dueMessages(everyEvent, Date.now() + 1000, beforeEveryMessage, 5)
-  t.same(firstFive.map(plantIdOf), [1, 2, 3, 4, 5])
-  t.equal(await store.webhooks.pendingMessages(), 40)
-  const last = firstFive.at(-1)!
-  const rest = await store.webhooks.dueMessages(everyEvent, Date.now() + 1000, { nextAttemptAt: last.nextAttemptAt, seq: last.seq }, 100)
-  t.same(rest.map(plantIdOf), Array.from({ length: 35 }, (_, index) => index + 6))
-})
-
-t.test('deleting an endpoint deletes the bundles it is owed', async (t) => {
-  const store = await storeWithEndpoints(`${testFolder(t)}/plants.db`)
-  t.teardown(() => store.close())
-  await Promise.all([1n, 2n].map(async (id) => store.createPlant(plantRow({ id, name: 'Fern' }))))
-  t.equal(await store.webhooks.deleteEndpoint(everyEvent), true)
-  t.equal(await store.webhooks.pendingMessages(), 0)
-})
-
-t.test('messages written a row each by the release before bundles are still delivered after the migration', async (t) => {
-  const filename = `${testFolder(t)}/plants.db`
-  const before = new Database(filename)
-  try {
-    await applyMigrations(sqliteMigrationConnection(before), 5)
-    before.prepare('INSERT INTO webhook_endpoints (id, url, secret, created_at) VALUES (?, ?, ?, ?)').run(everyEvent, 'http://127.0.0.1:1/every', 'whsec_a', now)
-    before.prepare(`INSERT INTO webhook_messages (endpoint_id, message_id, event, body, committed_at, next_attempt_at)
-      VALUES (?, 'msg_00000000000000000000000000000001', 'newPlant', '{"type":"newPlant"}', ?, ?)`).run(everyEvent, now, now)
-  } finally {
-    before.close()
-  }
-  const store = await SqlitePlantStore.open({ filename })
-  t.teardown(() => store.close())
-  t.equal(store.migrationsAtOpen.schemaVersion, 6)
-  store.useOutbox(outbox)
-  await store.createPlant(plantRow({ id: 9n, name: 'Fern' }))
-  const due = await store.webhooks.dueMessages(everyEvent, Date.now() + 1000, beforeEveryMessage, 64)
-  t.same(due.map(({ messageId }) => messageId).slice(0, 1), ['msg_00000000000000000000000000000001'])
-  t.equal(due.length, 2, 'the message from before, and the one bundled since')
-})
-
-t.test('every message of every batch has an id of its own, across more bundles than one fill of prefixes', async (t) => {
-  const store = await storeWithEndpoints(`${testFolder(t)}/plants.db`)
-  t.teardown(() => store.close())
-  // One create at a time: a batch, and a bundle, each; more than the 256 prefixes drawn at once.
-  const creates = 300
-  for (let id = 1n; id <= BigInt(creates); id++) await store.createPlant(plantRow({ id, name: 'Moss' }))
-  const due = await store.webhooks.dueMessages(everyEvent, Date.now() + 1000, beforeEveryMessage, creates)
-  t.equal(due.length, creates)
-  const prefixes = new Set(due.map(({ messageId }) => messageId.slice(0, -8)))
-  t.equal(prefixes.size, creates, 'a prefix per bundle')
-  t.equal(new Set(due.map(({ messageId }) => messageId)).size, creates, 'an id per message')
+  t.test('messages written a row each by the release before bundles are still delivered after the migration', async (t) => {
+    const database = await postgresTestDatabase(t)
+    const before = new pg.Client({ connectionString: database.url })
+    await before.connect()
+    try {
+      await applyMigrations(postgresMigrationConnection(before), 6)
+      await before.query('INSERT INTO webhook_endpoints (id, url, secret, created_at) VALUES ($1, $2, $3, $4)', [everyEvent, 'http://127.0.0.1:1/every', 'whsec_a', now])
+      await before.query(`INSERT INTO webhook_messages (endpoint_id, message_id, event, body, committed_at, next_attempt_at)
+        VALUES ($1, 'msg_00000000000000000000000000000001', 'newPlant', '{"type":"newPlant"}', $2, $2)`, [everyEvent, now])
+    } finally {
+      await before.end()
+    }
+    const store = await PostgresPlantStore.open({ connectionString: database.url, poolSize: 2 })
+    t.teardown(() => store.close())
+    t.equal(store.migrationsAtOpen?.schemaVersion, 7)
+    store.useOutbox(outbox)
+    await store.createPlant(plantRow({ id: 9n, name: 'Fern' }))
+    t.equal(await store.webhooks.pendingMessages(), 2, 'counted: the message from before, and the one bundled since')
+    const due = await store.webhooks.dueMessages(everyEvent, Date.now() + 1000, beforeEveryMessage, 64)
+    t.same(due.map(({ messageId }) => messageId).slice(0, 1), ['msg_00000000000000000000000000000001'])
+    t.equal(due.length, 2, 'both delivered')
+  })
 })

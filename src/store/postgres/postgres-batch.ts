@@ -53,8 +53,10 @@ export async function commitWrites (pool: pg.Pool, writes: readonly PlantWrite[]
     const plants = writes.map(plantOf)
     writes.forEach((write, index) => { if (!traceparents.has(plants[index]!)) traceparents.set(plants[index]!, write.context?.traceparent) })
     return insertOrCompare(pool, plants, {
+      webhooks: outbox.webhooksOf('plant-created'),
       committedAt,
-      of: (plant) => outbox.messagesOf('plant-created', plant, committedAt, traceparents.get(plant)),
+      dueAt: outbox.firstAttemptAt(committedAt),
+      traceparentOf: (plant) => traceparents.get(plant),
     })
   }
   return marked(() => inTransaction(pool, async (client) => {

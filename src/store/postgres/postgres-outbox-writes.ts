@@ -1,4 +1,5 @@
 import type pg from 'pg'
+import { MessageIdPrefixes } from '../message-id-prefixes.js'
 import type { OutboxMessage } from '../outbox.js'
 import type { PlantRow } from '../plant-store.js'
 
@@ -11,23 +12,30 @@ export type Queryable = Pick<pg.ClientBase, 'query'>
 // A message goes to every enabled endpoint subscribed to its event (events NULL: every one).
 const toSubscribedEndpoints = 'JOIN webhook_endpoints e ON e.disabled_at IS NULL AND (e.events IS NULL OR m.event = ANY (e.events))'
 
-// A batch of creates that owes webhooks, in one statement: the plants, and the messages of those
-// it inserted, atomic in autocommit. In a transaction of its own (BEGIN, the insert, the
-// messages, COMMIT) the batch took four round trips where the creates alone take one: creates
-// with an endpoint ran at about a third of their rate without, and at about half in this one
-// statement. The messages are made for every plant the statement tries (a replay's or a
-// conflict's are dropped by the join): what a batch owes is known only once the plants are in.
-const insertPlantsWithMessages = `WITH inserted AS (
+// A batch of creates that owes webhooks, in one statement: the plants, and one bundle of the
+// messages of those it inserted for each webhook a create sends and each endpoint subscribed to it
+// (migration 7), atomic in autocommit. A replay's or a conflict's plant is left out by the join:
+// what a batch owes is known only once the plants are in. The documents are sent as text, so
+// that a bundle keeps each exactly as the create wrote it (jsonb would respace it). In a
+// transaction of its own (BEGIN, the insert, the messages, COMMIT) the batch took four round
+// trips where the creates alone take one: creates with an endpoint ran at about a third of their
+// rate without.
+const insertPlantsWithBundles = `WITH batch AS (
+  SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) WITH ORDINALITY AS b (id, document, traceparent, position)
+), inserted AS (
   INSERT INTO plants (id, document)
-  SELECT * FROM unnest($1::bigint[], $2::jsonb[]) AS batch (id, document) ORDER BY id
+  SELECT id, document::jsonb FROM batch ORDER BY id
   ON CONFLICT (id) DO NOTHING RETURNING id
-), messages AS (
-  INSERT INTO webhook_messages (endpoint_id, message_id, event, body, traceparent, committed_at, next_attempt_at)
-  SELECT e.id, m.message_id, m.event, m.body, m.traceparent, $9::bigint, m.due_at
-  FROM unnest($3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[])
-    AS m (plant_id, message_id, event, body, traceparent, due_at)
-  JOIN inserted ON inserted.id = m.plant_id
-  ${toSubscribedEndpoints}
+), owed AS (
+  SELECT count(*)::integer AS message_count, array_agg(b.id ORDER BY b.position) AS plant_ids,
+    array_agg(b.document ORDER BY b.position) AS documents, array_agg(b.traceparent ORDER BY b.position) AS traceparents
+  FROM batch b JOIN inserted ON inserted.id = b.id
+), bundles AS (
+  INSERT INTO webhook_message_bundles (endpoint_id, event, id_prefix, message_count, committed_at, due_at, plant_ids, documents, traceparents)
+  SELECT e.id, w.event, w.id_prefix, owed.message_count, $6::bigint, $7::bigint, owed.plant_ids, owed.documents, owed.traceparents
+  FROM owed CROSS JOIN unnest($4::text[], $5::text[]) AS w (event, id_prefix)
+  JOIN webhook_endpoints e ON e.disabled_at IS NULL AND (e.events IS NULL OR w.event = ANY (e.events))
+  WHERE owed.message_count > 0
 )
 SELECT id::text AS id FROM inserted`
 // The webhooks' messages of a batch in a transaction (one with deletes).
@@ -37,35 +45,30 @@ SELECT e.id, m.message_id, m.event, m.body, m.traceparent, $6::bigint, m.due_at
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[]) AS m (message_id, event, body, traceparent, due_at)
 ${toSubscribedEndpoints}`
 
-// The messages a batch of creates owes for each plant it inserts, written by the insert itself.
+// What a batch of creates owes each plant it inserts: a message of each of these webhooks.
 export interface CreatedMessages {
+  readonly webhooks: readonly string[]
   readonly committedAt: number
-  readonly of: (plant: PlantRow) => readonly OutboxMessage[]
+  readonly dueAt: number
+  readonly traceparentOf: (plant: PlantRow) => string | undefined
 }
 
-// The ids the statement inserted, as decimal strings, with the messages of each written.
+const prefixes = new MessageIdPrefixes()
+
+// The ids the statement inserted, as decimal strings, with the bundles of their messages written.
 export async function runBatchStatementWithMessages (client: Queryable, plants: readonly PlantRow[], messages: CreatedMessages): Promise<string[]> {
-  const plantIds: string[] = []
-  const owed: OutboxMessage[] = []
-  for (const plant of plants) {
-    for (const message of messages.of(plant)) {
-      plantIds.push(plant.id.toString())
-      owed.push(message)
-    }
-  }
   const { rows } = await client.query<{ id: string }>({
-    name: 'insert-plants-with-messages',
-    text: insertPlantsWithMessages,
+    name: 'insert-plants-with-bundles',
+    text: insertPlantsWithBundles,
     values: [
       plants.map(({ id }) => id.toString()),
       plants.map(({ document }) => document),
-      plantIds,
-      owed.map(({ messageId }) => messageId),
-      owed.map(({ event }) => event),
-      owed.map(({ body }) => body),
-      owed.map(({ traceparent }) => traceparent ?? null),
-      owed.map(({ dueAt }) => dueAt.toString()),
+      plants.map((plant) => messages.traceparentOf(plant) ?? null),
+      messages.webhooks,
+      // Each statement its own prefixes: one that runs again after a conflict makes new ids.
+      messages.webhooks.map(() => prefixes.next()),
       messages.committedAt.toString(),
+      messages.dueAt.toString(),
     ],
   })
   return rows.map(({ id }) => id)

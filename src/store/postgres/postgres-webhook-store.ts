@@ -2,6 +2,7 @@ import type {
   DueWebhookMessage, LeasedWebhookEndpoint, MessagePosition, NewWebhookEndpointRow, WebhookEndpointSummary, WebhookStore,
 } from '../webhook-store.js'
 import type { RunPostgresQuery } from './postgres-api-token-store.js'
+import { unpackBundles } from './postgres-message-bundles.js'
 
 // bigint columns come back as decimal text; every time here is well inside 2^53 milliseconds.
 type Bigint = string
@@ -43,7 +44,8 @@ const numberOrNull = (value: Bigint | null): number | null => value === null ? n
 
 const selectEndpoints = `SELECT e.id, e.url, e.events, e.created_at, e.disabled_at, e.disabled_reason,
     e.last_failure_at, e.last_failure_reason,
-    (SELECT count(*) FROM webhook_messages m WHERE m.endpoint_id = e.id AND m.next_attempt_at IS NOT NULL) AS pending,
+    (SELECT count(*) FROM webhook_messages m WHERE m.endpoint_id = e.id AND m.next_attempt_at IS NOT NULL)
+      + (SELECT coalesce(sum(b.message_count), 0) FROM webhook_message_bundles b WHERE b.endpoint_id = e.id) AS pending,
     (SELECT count(*) FROM webhook_messages m WHERE m.endpoint_id = e.id AND m.next_attempt_at IS NULL) AS failed
   FROM webhook_endpoints e ORDER BY e.created_at, e.id`
 // One statement, so that two instances renewing at once cannot both take an endpoint: the row
@@ -54,9 +56,12 @@ const leaseEndpoints = `UPDATE webhook_endpoints SET lease_owner = $1, lease_unt
 const selectDue = `SELECT seq, message_id, event, body, traceparent, committed_at, attempts, next_attempt_at
   FROM webhook_messages WHERE endpoint_id = $1 AND next_attempt_at <= $2 AND (next_attempt_at, seq) > ($3, $4)
   ORDER BY next_attempt_at, seq LIMIT $5`
-// The endpoint's messages go with it, in the same statement.
-const deleteEndpoint = `WITH messages AS (DELETE FROM webhook_messages WHERE endpoint_id = $1)
+// The endpoint's messages, bundled or not, go with it, in the same statement.
+const deleteEndpoint = `WITH messages AS (DELETE FROM webhook_messages WHERE endpoint_id = $1),
+  bundles AS (DELETE FROM webhook_message_bundles WHERE endpoint_id = $1)
   DELETE FROM webhook_endpoints WHERE id = $1 RETURNING id`
+const countPending = `SELECT (SELECT count(*) FROM webhook_messages WHERE next_attempt_at IS NOT NULL)
+  + (SELECT coalesce(sum(message_count), 0) FROM webhook_message_bundles) AS count`
 
 // The endpoints and their outbox in PostgreSQL; every statement runs in autocommit on the pool.
 export class PostgresWebhookStore implements WebhookStore {
@@ -122,7 +127,10 @@ export class PostgresWebhookStore implements WebhookStore {
     await this.runQuery({ text: 'UPDATE webhook_endpoints SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = $1', values: [owner] })
   }
 
+  // The endpoint's bundles are unpacked first (src/store/postgres/postgres-message-bundles.ts),
+  // as many as the read may return.
   async dueMessages (endpointId: string, now: number, after: MessagePosition, limit: number): Promise<DueWebhookMessage[]> {
+    await unpackBundles(this.runQuery, endpointId, limit)
     const { rows } = await this.runQuery<MessageRecord>({
       name: 'select-due-webhook-messages', text: selectDue, values: [endpointId, now, after.nextAttemptAt, after.seq, limit],
     })
@@ -167,7 +175,7 @@ export class PostgresWebhookStore implements WebhookStore {
   }
 
   async pendingMessages (): Promise<number> {
-    const { rows } = await this.runQuery<{ count: Bigint }>({ text: 'SELECT count(*) FROM webhook_messages WHERE next_attempt_at IS NOT NULL' })
+    const { rows } = await this.runQuery<{ count: Bigint }>({ text: countPending })
     return Number(rows[0]?.count ?? 0)
   }
 }

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { MessageIdPrefixes } from '../message-id-prefixes.js'
 import { bundledMessageId, messageBody, type Outbox, type PlantChange } from '../outbox.js'
 import type { PlantRow } from '../plant-row.js'
 import type { Database } from './sqlite-driver.js'
@@ -30,7 +30,7 @@ export class MessageBundles {
   private readonly insertBundle
   private readonly unpackBundles: (endpointId: string, atLeast: number) => void
   private readonly hasBundles
-  private readonly prefixes = new RandomPrefixes()
+  private readonly prefixes = new MessageIdPrefixes()
 
   constructor (database: Database) {
     // One bundle for every enabled endpoint subscribed to the event (events NULL: every one).
@@ -112,24 +112,3 @@ export class MessageBundles {
 
 // Bundles read at a time while unpacking.
 const bundlesReadAtOnce = 16
-
-// The random prefixes of the bundles' message ids, 12 random bytes each, taken from a pool
-// filled 256 at a time: a call to randomBytes for each bundle cost a create almost a
-// microsecond (a bundle holds the few creates of one batch).
-const prefixBytes = 12
-const prefixesPerFill = 256
-
-class RandomPrefixes {
-  private pool = Buffer.alloc(0)
-  private offset = 0
-
-  next (): string {
-    if (this.offset >= this.pool.length) {
-      this.pool = randomBytes(prefixBytes * prefixesPerFill)
-      this.offset = 0
-    }
-    const prefix = this.pool.toString('hex', this.offset, this.offset + prefixBytes)
-    this.offset += prefixBytes
-    return prefix
-  }
-}
