@@ -261,7 +261,7 @@ async function main (): Promise<void> {
     if (receiver !== undefined && webhookService !== undefined) {
       const steady = await measureSteadyRate(webhookService, receiver, token, steadyRate, Math.max(10, durationSeconds), create(freshBody))
       process.stdout.write(`At a steady ${steadyRate} creates a second, ${steady.received} of ${steady.sent} webhooks arrived; ` +
-        `from commit to receipt: p50 ${steady.p50Ms} ms, p99 ${steady.p99Ms} ms, max ${steady.maxMs} ms.\n`)
+        `from commit to receipt: p50 ${steady.p50Ms} ms, p99 ${steady.p99Ms} ms, max ${steady.maxMs} ms; the creates' own p99 ${Math.round(steady.createsP99Ms)} ms.\n`)
     }
     if (backlogService !== undefined && backlogReceiverPort !== undefined) {
       const back = started(await startReceiver(join(workFolder, 'receiver-back.log'), backlogReceiverPort))
