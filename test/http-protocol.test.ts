@@ -1,3 +1,5 @@
+import { once } from 'node:events'
+import { connect } from 'node:net'
 import t from 'tap'
 import { checkAgainstSpec, createHeaders, request, startListening } from './support/raw-http.js'
 import { readStoredIds } from './support/stored-plants.js'
@@ -144,4 +146,22 @@ t.test('an answer written while the app closes, before Node\'s server does, tell
   t.equal(created?.headers.connection, 'close', 'the client is told the connection closes')
   if (created !== undefined) checkAgainstSpec(t, 'POST', '/plants', created)
   t.same(readStoredIds(databaseFile), [1n], 'the plant is stored')
+})
+
+t.test('a connection accepted while the app closes, and never used, is closed once idle for the grace', async (t) => {
+  // The server still listens while the preClose hooks run (webhook deliveries stopping).
+  const { app } = await startListening(t, {}, (app) => {
+    app.addHook('preClose', async () => { await new Promise((resolve) => setTimeout(resolve, 500)) })
+  })
+  const address = app.server.address()
+  const port = typeof address === 'object' && address !== null ? address.port : 0
+  const startedAt = performance.now()
+  const closed = app.close()
+  // After the shutdown's first sweep has found no connection open.
+  await new Promise((resolve) => setTimeout(resolve, 250))
+  const late = connect(port, '127.0.0.1')
+  t.teardown(() => { late.destroy() })
+  await once(late, 'connect')
+  await closed
+  t.ok(performance.now() - startedAt < 5000, 'closed within the grace of a second or so, not REQUEST_TIMEOUT later')
 })

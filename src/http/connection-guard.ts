@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerOptions, ServerResponse } from 'node:http'
+import type { IncomingMessage, Server, ServerOptions, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyBaseLogger, FastifyServerFactory } from 'fastify'
 import { FairRequestQueue } from './fair-request-queue.js'
@@ -23,22 +23,19 @@ const sweepIntervalMs = 100
 // The HTTP server under Fastify, with what Node's own does not bound, on Node's public APIs
 // (but one: src/http/parser-cut.ts):
 // - Pipelining. Node parses every request a read brings (up to 64 KiB: over a thousand small
-//   requests) and answers them in order. Here a connection has at most maxUnansweredRequests
-//   handed to the app at once; once more have been read, the guard stops reading it
-//   (socket.pause()), its requests wait in order, and are handed on as answers are written and
-//   the socket drains; reading resumes once none waits. A client that pipelines thousands of
-//   requests gets every answer, in order, at the pace it reads them; one that never reads holds
-//   at most one read's requests. At most maxWaitingConnections connections have requests
-//   waiting: one whose request would wait beyond them is closed at that request, and its
-//   unanswered requests dropped (RFC 9112 §9.3.2 lets its client retry them on a new
-//   connection); under such a flood, a connection within its limit is served as ever.
+//   requests). Here a connection has at most maxUnansweredRequests handed to the app at once;
+//   past that the guard stops reading it (socket.pause()), and its requests wait in order until
+//   answers are written and the socket drains. A client that pipelines thousands gets every
+//   answer, in order, at the pace it reads them; one that never reads holds at most one read's
+//   requests. A connection whose request would wait while maxWaitingConnections others have
+//   requests waiting is closed at that request (RFC 9112 §9.3.2 lets its client retry).
 // - Fairness. A request pipelined behind another, or read in a burst, is worked through a few
 //   milliseconds a turn of the event loop, and one request a turn while new connections arrive
 //   (src/http/fair-request-queue.ts): neither a burst nor a client that pipelines keeps other
 //   clients from the event loop, or new ones from being accepted.
-// - Shutdown. Closing stops new connections, answers every request that arrives with
-//   `Connection: close`, and closes a connection only once it has been idle for
-//   shutdownIdleGraceMs.
+// - Shutdown, from the app's first preClose hook: a connection's last answer says `Connection:
+//   close`, and a connection idle for shutdownIdleGraceMs is closed, those the server accepts
+//   until it stops listening included.
 export class ConnectionGuard {
   readonly #limits: ConnectionLimits
   readonly #log: () => FastifyBaseLogger
@@ -48,8 +45,9 @@ export class ConnectionGuard {
   #requestsAnswered = 0
   // Requests handed to the app and not yet answered, over every open connection: a connection
   // that closes takes its own with it (Node emits no 'close' for a response still queued behind
-  // another then). Those waiting in the guard are left out, as before pipelining was paused.
+  // another then). Those waiting in the guard are not counted.
   #requestsInFlight = 0
+  #server: Server | undefined
   readonly #requestQueue = new FairRequestQueue((request, response) => { this.#handToApp(request, response) })
   #shuttingDown = false
   #handler: RequestHandler = () => undefined
@@ -72,6 +70,7 @@ export class ConnectionGuard {
     const server = new GentlyClosingServer(options.http ?? {}, (request, response) => {
       this.#handle(request, response)
     }, () => { this.beginShutdown() })
+    this.#server = server
     server.keepAliveTimeout = options.keepAliveTimeout ?? 72_000
     server.requestTimeout = options.requestTimeout ?? 0
     server.setTimeout(options.connectionTimeout ?? 0)
@@ -242,7 +241,8 @@ export class ConnectionGuard {
       if (last !== undefined && !last.headersSent) last.shouldKeepAlive = false
     }
     const sweep = setInterval(() => {
-      if (this.#connections.size === 0) clearInterval(sweep)
+      // The server still listens while the preClose hooks run: it may accept more.
+      if (this.#connections.size === 0 && this.#server?.listening !== true) clearInterval(sweep)
       closeIdleConnections(this.#connections.values(), this.#limits.shutdownIdleGraceMs)
     }, sweepIntervalMs)
     sweep.unref()

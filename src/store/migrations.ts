@@ -181,7 +181,8 @@ export const migrations: readonly Migration[] = [
     // alone, on a machine whose cores it shares with the service. The ids, documents and traces
     // of the plants are kept as the create sent them; a message's id and body are made when the
     // bundle is unpacked, as on SQLite. A release before this one does not know the bundles:
-    // rolled back to, it would neither send nor count them.
+    // rolled back to, or holding an endpoint's lease beside this one, it neither sends nor counts
+    // them (docs/postgresql.md).
     version: 7,
     name: 'webhook messages written a batch at a time (PostgreSQL)',
     sqlite: '',

@@ -79,12 +79,15 @@ function testBundles (t: Test, openStore: (t: Test) => Promise<PlantStore>): voi
     const later = Date.now() + 1000
     const toEvery = await store.webhooks.dueMessages(everyEvent, later, beforeEveryMessage, 64)
     const toDeletes = await store.webhooks.dueMessages(deletesOnly, later, beforeEveryMessage, 64)
-    t.same(toEvery.map(({ event }) => event), ['newPlant', 'plantDeleted'])
+    // By event, not by place: on PostgreSQL a bundled create's row is made when it is unpacked,
+    // after the delete's, and the two are due in the same millisecond now and then.
+    t.same(toEvery.map(({ event }) => event).sort(), ['newPlant', 'plantDeleted'])
     t.same(toDeletes.map(({ event }) => event), ['plantDeleted'])
-    t.equal(toDeletes[0]!.messageId, toEvery[1]!.messageId, 'one message, one id')
-    t.equal(toDeletes[0]!.body, toEvery[1]!.body)
+    const deletedToEvery = toEvery.find(({ event }) => event === 'plantDeleted')
+    t.equal(toDeletes[0]!.messageId, deletedToEvery?.messageId, 'one message, one id')
+    t.equal(toDeletes[0]!.body, deletedToEvery?.body)
     t.equal(toDeletes[0]!.traceparent, traceparent)
-    t.equal(toEvery[0]!.traceparent, null)
+    t.equal(toEvery.find(({ event }) => event === 'newPlant')?.traceparent, null)
   })
 
   t.test('ids past 2^53 and bodies come out exactly as they went in', async (t) => {

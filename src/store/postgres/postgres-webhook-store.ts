@@ -130,7 +130,12 @@ export class PostgresWebhookStore implements WebhookStore {
   // The endpoint's bundles are unpacked first (src/store/postgres/postgres-message-bundles.ts),
   // as many as the read may return.
   async dueMessages (endpointId: string, now: number, after: MessagePosition, limit: number): Promise<DueWebhookMessage[]> {
-    await unpackBundles(this.runQuery, endpointId, limit)
+    try {
+      await unpackBundles(this.runQuery, endpointId, limit)
+    } catch {
+      // Unpacked on a later read: what is unpacked already is read now (and a store that cannot
+      // be reached fails the read below). A bundle that could never be unpacked stays counted.
+    }
     const { rows } = await this.runQuery<MessageRecord>({
       name: 'select-due-webhook-messages', text: selectDue, values: [endpointId, now, after.nextAttemptAt, after.seq, limit],
     })
