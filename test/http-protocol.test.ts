@@ -150,11 +150,9 @@ t.test('an answer written while the app closes, before Node\'s server does, tell
 
 t.test('a connection accepted while the app closes, and never used, is closed once idle for the grace', async (t) => {
   // The server still listens while the preClose hooks run (webhook deliveries stopping).
-  const { app } = await startListening(t, {}, (app) => {
+  const { app, port } = await startListening(t, {}, (app) => {
     app.addHook('preClose', async () => { await new Promise((resolve) => setTimeout(resolve, 500)) })
   })
-  const address = app.server.address()
-  const port = typeof address === 'object' && address !== null ? address.port : 0
   const startedAt = performance.now()
   const closed = app.close()
   // After the shutdown's first sweep has found no connection open.

@@ -12,7 +12,7 @@ export type CpuTime = () => number
 // whole core. CPU time rather than how busy the event loop was: on SQLite the loop is blocked
 // while each commit waits for the disk, busy with no CPU to give, and at a steady 2,000 creates
 // a second on a slow disk it looked saturated; on a machine that PostgreSQL shares, the loop of a
-// saturated service idled a tenth to a third of the time, waiting on the store, and an interval
+// saturated service idled a tenth to nearly half of the time, waiting on the store, and an interval
 // now and then looked calm enough to lift the limit.
 const cpuShareWhenSaturated = 0.8
 const cpuShareWhenCalm = 0.6

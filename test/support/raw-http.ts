@@ -44,7 +44,7 @@ export interface RawClient {
 // beforeListen may add hooks of the test's own to the app, as it still can before it listens.
 export async function startListening (
   t: Test, overrides: Partial<AppConfig> = {}, beforeListen: (app: FastifyInstance) => void = () => undefined
-): Promise<{ open: () => RawClient, databaseFile: string, app: FastifyInstance }> {
+): Promise<{ open: () => RawClient, databaseFile: string, app: FastifyInstance, port: number }> {
   const { app, databaseFile } = await buildTestApp(t, overrides)
   beforeListen(app)
   await app.listen({ port: 0, host: '127.0.0.1' })
@@ -65,7 +65,7 @@ export async function startListening (
       receivedSoFar: () => parseResponses(raw),
     }
   }
-  return { open, databaseFile, app }
+  return { open, databaseFile, app, port }
 }
 
 export function request (method: string, path: string, headers: Record<string, string>, body = ''): string {
