@@ -36,6 +36,7 @@ async function start (): Promise<void> {
   closeWithGrace({ delay: config.REQUEST_TIMEOUT + 10_000 }, async ({ signal, err }) => {
     if (err !== undefined) app.log.error({ err }, 'shutting down after an uncaught error')
     else app.log.info({ signal }, 'shutting down')
+    app.beginShutdown()
     await app.close()
   })
 }

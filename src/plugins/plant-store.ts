@@ -7,6 +7,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     apiTokens: ApiTokenStore
     plantStore: PlantStore
+    // Answers say `Connection: close` from now on (src/http/connection-guard.ts; set in src/app.ts).
+    beginShutdown: () => void
   }
 }
 
