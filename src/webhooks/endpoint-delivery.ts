@@ -28,8 +28,8 @@ const failuresBeforeRest = 5
 // Messages read from the outbox at once, beyond those already in hand.
 const readAhead = 64
 // Delivered messages are deleted together, at most this often or once this many have gathered:
-// on SQLite every commit waits for the disk (synchronous = FULL), and one commit per delivery
-// cost more than the delivery itself. A crash before the deletion sends them again, with the
+// one commit per delivery cost more than the delivery itself (measured when SQLite's commits
+// waited for the disk; each is still a write lock and an append to the log, or a round trip). A crash before the deletion sends them again, with the
 // same webhook-id, as at-least-once allows.
 const deleteEveryMs = 100
 const deleteBatch = 512

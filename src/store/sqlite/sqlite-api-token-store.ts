@@ -35,7 +35,9 @@ function prepareStatements (database: Database) {
 export class SqliteApiTokenStore implements ApiTokenStore {
   private readonly statements: ReturnType<typeof prepareStatements>
 
-  constructor (database: Database, private readonly runStatement: RunSqliteStatement) {
+  // `durable` resolves once what was committed is on disk (src/store/sqlite/log-sync.ts): a
+  // token created or revoked is answered only then. Its last use is not waited for.
+  constructor (database: Database, private readonly runStatement: RunSqliteStatement, private readonly durable: () => Promise<void>) {
     this.statements = prepareStatements(database)
   }
 
@@ -46,6 +48,7 @@ export class SqliteApiTokenStore implements ApiTokenStore {
     } catch (error) {
       throw isActiveNameTaken(error) ? new TokenNameTakenError(name) : error
     }
+    await this.durable()
     return { name, createdAt, expiresAt, lastUsedAt: null, revokedAt: null, roles }
   }
 
@@ -64,7 +67,9 @@ export class SqliteApiTokenStore implements ApiTokenStore {
   }
 
   async revoke (name: string, at: Date): Promise<boolean> {
-    return this.runStatement(() => this.statements.updateRevoked.run(at.toISOString(), name)).changes > 0
+    const revoked = this.runStatement(() => this.statements.updateRevoked.run(at.toISOString(), name)).changes > 0
+    await this.durable()
+    return revoked
   }
 }
 
