@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs'
+import { fstatSync, statSync, writeFileSync } from 'node:fs'
 import { setTimeout } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import { LogSync, type SyncFile } from '../../src/store/sqlite/log-sync.js'
@@ -34,10 +34,10 @@ function settled (promise: Promise<unknown>): { readonly done: boolean } {
   return state
 }
 
-async function logSyncOnFile (t: Test, syncFile: SyncFile): Promise<LogSync> {
+async function logSyncOnFile (t: Test, syncFile: SyncFile, commitsElsewhere: () => unknown = () => 0): Promise<LogSync> {
   const filename = `${testFolder(t)}/plants.db-wal`
   writeFileSync(filename, '')
-  const logSync = await LogSync.open(filename, syncFile)
+  const logSync = await LogSync.open(filename, commitsElsewhere, syncFile)
   t.teardown(() => logSync.close())
   return logSync
 }
@@ -60,22 +60,83 @@ t.test('calls made while an fsync runs share the next one, begun once it ends', 
   await Promise.all(later)
 })
 
-t.test('a failed fsync is the store unavailable, and the next call tries again', async (t) => {
+t.test('a message waits for the sync that covers the commits asked for, and for a new one after a commit elsewhere', async (t) => {
+  const sync = heldSync()
+  let elsewhere = 0
+  const logSync = await logSyncOnFile(t, sync.syncFile, () => elsewhere)
+  await t.resolves(logSync.committedDurable(), 'nothing committed: at once')
+  t.equal(sync.begun(), 0, 'without a sync')
+
+  const batch = logSync.durable()
+  const message = settled(logSync.committedDurable())
+  await setTimeout(10)
+  t.equal(sync.begun(), 1, 'the running sync covers the batch: no other begins')
+  t.notOk(message.done, 'the message waits for it')
+  sync.release()
+  await batch
+  await setTimeout(5)
+  t.ok(message.done, 'and goes with it')
+  await t.resolves(logSync.committedDurable(), 'once synced, at once')
+  t.equal(sync.begun(), 1)
+
+  const first = logSync.durable()
+  const second = logSync.durable()
+  const afterSecond = settled(logSync.committedDurable())
+  sync.release()
+  await first
+  await setTimeout(5)
+  t.notOk(afterSecond.done, 'a commit asked for while a sync ran waits for the next')
+  sync.release()
+  await second
+  await setTimeout(5)
+  t.ok(afterSecond.done)
+
+  elsewhere = 1
+  const afterElsewhere = settled(logSync.committedDurable())
+  await setTimeout(5)
+  t.equal(sync.begun(), 4, 'another connection committed: a new sync')
+  t.notOk(afterElsewhere.done)
+  sync.release()
+  await setTimeout(5)
+  t.ok(afterElsewhere.done)
+  await t.resolves(logSync.committedDurable(), 'that commit synced: at once')
+  t.equal(sync.begun(), 4)
+})
+
+t.test('a failed fsync fails its callers, those waiting for the next, and every later one', async (t) => {
   const sync = heldSync()
   const logSync = await logSyncOnFile(t, sync.syncFile)
   const failing = logSync.durable()
+  const waitingForNext = logSync.durable()
   sync.fail(Object.assign(new Error('EIO'), { code: 'EIO' }))
   await t.rejects(failing, StoreUnavailableError)
-  const next = logSync.durable()
-  t.equal(sync.begun(), 2, 'a new fsync')
+  await t.rejects(waitingForNext, StoreUnavailableError, 'a later fsync could succeed without the pages the failed one lost')
+  await t.rejects(logSync.durable(), StoreUnavailableError, 'and so could every one after')
+  t.equal(sync.begun(), 1, 'none is tried again')
+  t.throws(() => { logSync.checkHealthy() }, StoreUnavailableError)
+})
+
+t.test('close waits for the syncs asked for, the one queued behind the running one included', async (t) => {
+  const sync = heldSync()
+  const logSync = await logSyncOnFile(t, sync.syncFile)
+  const first = logSync.durable()
+  const second = logSync.durable()
+  const closing = settled(logSync.close())
+  await t.rejects(logSync.durable(), StoreUnavailableError, 'closing, it takes no more')
   sync.release()
-  await t.resolves(next)
+  await first
+  await setTimeout(5)
+  t.notOk(closing.done, 'the queued sync still runs')
+  sync.release()
+  await second
+  await setTimeout(5)
+  t.ok(closing.done)
 })
 
 t.test('the real fsync of a file resolves; after close, a call is refused', async (t) => {
   const filename = `${testFolder(t)}/plants.db-wal`
   writeFileSync(filename, 'frames')
-  const logSync = await LogSync.open(filename)
+  const logSync = await LogSync.open(filename, () => 0)
   await t.resolves(logSync.durable())
   await logSync.close()
   await t.rejects(logSync.durable(), StoreUnavailableError)
@@ -128,6 +189,28 @@ t.test('the store commits without waiting for the disk, and its writes are answe
   sync.release()
   await setTimeout(5)
   t.ok(token.done && endpoint.done)
+})
+
+t.test('what the store syncs is its own live log, and a failed sync leaves it unavailable and not ready', async (t) => {
+  const filename = `${testFolder(t)}/plants.db`
+  const synced: number[] = []
+  let failing = false
+  const store = await SqlitePlantStore.open({
+    filename,
+    syncFile: async (fd) => {
+      synced.push(fstatSync(fd).ino)
+      if (failing) throw Object.assign(new Error('EIO'), { code: 'EIO' })
+    },
+  })
+  t.teardown(() => store.close())
+  await store.createPlant(plantRow({ id: 1n, name: 'Fern' }))
+  t.same(new Set(synced), new Set([statSync(`${filename}-wal`).ino]), 'the fsync is of the file\'s -wal')
+  failing = true
+  await t.rejects(store.createPlant(plantRow({ id: 2n, name: 'Moss' })), StoreUnavailableError, 'a 503')
+  t.same(await store.getPlant(2n), plantRow({ id: 2n, name: 'Moss' }), 'its commit stands: a retry is a replay, once restarted')
+  failing = false
+  await t.rejects(store.createPlant(plantRow({ id: 3n, name: 'Ivy' })), StoreUnavailableError, 'later writes are refused')
+  await t.rejects(store.checkReady(), StoreUnavailableError, 'the store is not ready')
 })
 
 t.test('a message is handed out for delivery only once the log is synced, when another process committed it', async (t) => {

@@ -44,9 +44,10 @@ async function openDatabase (filename: string, busyTimeoutMs: number): Promise<{
   mkdirSync(dirname(filename), { recursive: true })
   const database = new Database(filename, { timeout: busyTimeoutMs })
   try {
-    // The migrations commit with synchronous = FULL (each waits for the disk); every later commit
-    // only appends to the log, and what must survive a power loss before it is answered awaits
-    // a sync of the log off the request thread (src/store/sqlite/log-sync.ts).
+    // The migrations commit with synchronous = FULL (each waits for the disk); later commits do
+    // not wait, and what must survive a power loss before it is answered awaits a sync of the
+    // log off the request thread (src/store/sqlite/log-sync.ts). SQLite still syncs on the
+    // request thread when it restarts the log from its start and when the safety net checkpoints.
     database.pragma('journal_mode = WAL')
     database.pragma('synchronous = FULL')
     database.defaultSafeIntegers(true)
@@ -70,17 +71,21 @@ export class SqlitePlantStore implements PlantStore {
 
   static async open ({ filename, busyTimeoutMs = 250, batchObserver, syncFile }: SqlitePlantStoreOptions): Promise<SqlitePlantStore> {
     const { database, migrations } = await openDatabase(filename, busyTimeoutMs)
-    let logSync: LogSync
+    let logSync: LogSync | undefined
     try {
       // The connection opened the log: it exists for as long as the connection is open.
-      logSync = await LogSync.open(`${filename}-wal`, syncFile)
+      // Changes when another connection to the file commits (this one's own commits ask for
+      // their sync themselves).
+      const dataVersion = database.prepare('PRAGMA data_version').pluck()
+      logSync = await LogSync.open(`${filename}-wal`, () => dataVersion.get(), syncFile)
+      database.pragma(`wal_autocheckpoint = ${safetyNetCheckpointPages}`)
+      const checkpointer = WalCheckpointer.start(filename, checkpointEveryMs)
+      return new SqlitePlantStore(database, checkpointer, logSync, migrations, `SQLite file ${filename}`, batchObserver)
     } catch (error) {
+      await logSync?.close()
       database.close()
       throw error
     }
-    database.pragma(`wal_autocheckpoint = ${safetyNetCheckpointPages}`)
-    const checkpointer = WalCheckpointer.start(filename, checkpointEveryMs)
-    return new SqlitePlantStore(database, checkpointer, logSync, migrations, `SQLite file ${filename}`, batchObserver)
   }
 
   private constructor (
@@ -153,7 +158,9 @@ export class SqlitePlantStore implements PlantStore {
     this.readMigrationVersion = () => readUnderWriteLock.immediate()
     const durable = async (): Promise<void> => logSync.durable()
     this.apiTokens = new SqliteApiTokenStore(database, (statement) => this.runTokenStatement(statement), durable)
-    this.webhooks = new SqliteWebhookStore(database, bundles, (statement) => this.runTokenStatement(statement), durable)
+    this.webhooks = new SqliteWebhookStore(database, bundles, (statement) => this.runTokenStatement(statement), {
+      durable, committedDurable: async () => logSync.committedDurable(),
+    })
   }
 
   async createPlant (plant: PlantRow, context?: WriteContext): Promise<CreatePlantOutcome> {
@@ -182,6 +189,7 @@ export class SqlitePlantStore implements PlantStore {
   }
 
   async checkReady (): Promise<void> {
+    this.logSync.checkHealthy()
     this.translateErrors(this.readMigrationVersion)
   }
 

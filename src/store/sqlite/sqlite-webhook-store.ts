@@ -52,7 +52,7 @@ export class SqliteWebhookStore implements WebhookStore {
   private readonly statements
 
   constructor (database: Database, private readonly bundles: MessageBundles, private readonly run: RunStatement,
-    private readonly durable: () => Promise<void>) {
+    private readonly logSync: { durable: () => Promise<void>, committedDurable: () => Promise<void> }) {
     this.statements = {
       insertEndpoint: database.prepare('INSERT INTO webhook_endpoints (id, url, events, secret, created_at) VALUES (?, ?, ?, ?, ?)'),
       selectEndpoints: database.prepare<[], EndpointRecord>(`SELECT e.id, e.url, e.events, e.created_at, e.disabled_at, e.disabled_reason,
@@ -100,7 +100,7 @@ export class SqliteWebhookStore implements WebhookStore {
 
   async createEndpoint ({ id, url, events, secret, createdAt }: NewWebhookEndpointRow): Promise<void> {
     this.run(() => this.statements.insertEndpoint.run(id, url, events === null ? null : JSON.stringify(events), secret, createdAt))
-    await this.durable()
+    await this.logSync.durable()
   }
 
   async listEndpoints (): Promise<WebhookEndpointSummary[]> {
@@ -120,13 +120,13 @@ export class SqliteWebhookStore implements WebhookStore {
 
   async deleteEndpoint (id: string): Promise<boolean> {
     const deleted = this.run(() => this.deleteEndpointAndMessages.immediate(id))
-    await this.durable()
+    await this.logSync.durable()
     return deleted
   }
 
   async rotateSecret (id: string, secret: string, previousSecretUntil: number): Promise<boolean> {
     const rotated = this.run(() => this.statements.rotateSecret.run(previousSecretUntil, secret, id).changes === 1)
-    await this.durable()
+    await this.logSync.durable()
     return rotated
   }
 
@@ -162,7 +162,7 @@ export class SqliteWebhookStore implements WebhookStore {
     const records = this.run(() => this.statements.selectDue.all(endpointId, BigInt(now), after.nextAttemptAt, after.seq, limit))
     // Committed, by this process or another on the file, and perhaps not yet on disk: nothing is
     // sent that a power loss could still undo.
-    if (records.length > 0) await this.durable()
+    if (records.length > 0) await this.logSync.committedDurable()
     return records.map((record) => ({
       seq: Number(record.seq),
       messageId: record.message_id,
