@@ -25,15 +25,11 @@ export interface DeliveryServices {
 // each time), then probed with one message at a time until one is delivered: a receiver that is
 // down costs one attempt per rest, not one per message it is owed.
 const failuresBeforeRest = 5
-// Messages read from the outbox at once, beyond those already in hand: 64, doubled after each
-// read that came back full (a backlog) up to 1,024, and 64 again after one that did not. A read
-// may wait for the store's disk (SQLite syncs its log before handing a message out), and at 64
-// a read an endpoint fell behind a steady 2,000 creates a second whenever a sync took 30 ms.
-const smallestRead = 64
-const largestRead = 1024
+// Messages read from the outbox at once, beyond those already in hand.
+const readAhead = 64
 // Delivered messages are deleted together, at most this often or once this many have gathered:
-// one commit per delivery cost more than the delivery itself (measured when SQLite's commits
-// waited for the disk; each is still a write lock and an append to the log, or a round trip). A crash before the deletion sends them again, with the
+// on SQLite every commit waits for the disk (synchronous = FULL), and one commit per delivery
+// cost more than the delivery itself. A crash before the deletion sends them again, with the
 // same webhook-id, as at-least-once allows.
 const deleteEveryMs = 100
 const deleteBatch = 512
@@ -63,7 +59,6 @@ export class EndpointDelivery {
   private restingUntil = 0
   private readonly attempts = new Set<Promise<void>>()
   disabled = false
-  private readAhead = smallestRead
 
   constructor (private endpoint: LeasedWebhookEndpoint, private readonly services: DeliveryServices) {
     this.connection = new EndpointConnection(new URL(endpoint.url), services.policy, services.timeoutMs)
@@ -90,9 +85,8 @@ export class EndpointDelivery {
           this.readFrom = beforeEveryMessage
           this.readFromStartAt = now + readFromStartEveryMs
         }
-        const limit = this.readFrom === beforeEveryMessage ? this.inHand.size + this.readAhead : this.readAhead
+        const limit = this.readFrom === beforeEveryMessage ? this.inHand.size + readAhead : readAhead
         const due = await this.services.store.dueMessages(this.endpoint.id, now, this.readFrom, limit)
-        this.readAhead = due.length === limit ? Math.min(largestRead, this.readAhead * 2) : smallestRead
         const last = due.at(-1)
         if (last !== undefined) this.readFrom = { nextAttemptAt: last.nextAttemptAt, seq: last.seq }
         this.queue = due.filter(({ seq }) => !this.inHand.has(seq))

@@ -95,13 +95,8 @@ export class Webhooks {
       throw error
     }
     const endpoint = { id: randomUUID(), url, events: events ?? null, secret: newSigningSecret(), createdAt: Date.now() }
-    try {
-      await this.store.webhooks.createEndpoint(endpoint)
-    } finally {
-      // A store may fail after its commit (SQLite, unable to sync its log): this instance learns
-      // what the store holds either way.
-      await this.changed()
-    }
+    await this.store.webhooks.createEndpoint(endpoint)
+    await this.changed()
     return {
       endpoint: { ...endpoint, disabledAt: null, disabledReason: null, lastFailureAt: null, lastFailureReason: null, pendingMessages: 0, failedMessages: 0 },
       secret: endpoint.secret,
@@ -114,22 +109,17 @@ export class Webhooks {
 
   // false when no endpoint has the id.
   async delete (id: string): Promise<boolean> {
-    try {
-      return await this.store.webhooks.deleteEndpoint(id)
-    } finally {
-      await this.changed()
-    }
+    const deleted = await this.store.webhooks.deleteEndpoint(id)
+    if (deleted) await this.changed()
+    return deleted
   }
 
   // The new secret, and until when the previous one signs too; undefined when no endpoint has the id.
   async rotateSecret (id: string): Promise<{ secret: string, previousSecretExpiresAt: number } | undefined> {
     const secret = newSigningSecret()
     const previousSecretExpiresAt = Date.now() + previousSecretLifetimeMs
-    try {
-      if (!await this.store.webhooks.rotateSecret(id, secret, previousSecretExpiresAt)) return undefined
-    } finally {
-      await this.changed()
-    }
+    if (!await this.store.webhooks.rotateSecret(id, secret, previousSecretExpiresAt)) return undefined
+    await this.changed()
     return { secret, previousSecretExpiresAt }
   }
 

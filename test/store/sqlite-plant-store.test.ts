@@ -23,14 +23,14 @@ function inspect<T> (filename: string, read: (database: Database) => T): T {
   }
 }
 
-t.test('the file and its folder are created on first open, in WAL mode with synchronous=NORMAL (test/store/sqlite-log-sync.test.ts)', async (t) => {
+t.test('the file and its folder are created on first open, in WAL mode with synchronous=FULL', async (t) => {
   const filename = `${testFolder(t)}/nested/folder/plants.db`
   const store = await SqlitePlantStore.open({ filename })
   t.teardown(() => store.close())
   t.ok(existsSync(filename))
   t.equal(inspect(filename, (database) => database.pragma('journal_mode', { simple: true })), 'wal')
   const synchronous = (store as unknown as { database: Database }).database.pragma('synchronous', { simple: true })
-  t.equal(synchronous, 1n, 'synchronous=NORMAL on the store connection: its writes await a sync of the log')
+  t.equal(synchronous, 2n, 'synchronous=FULL on the store connection')
 })
 
 t.test('migrations are applied once and recorded', async (t) => {

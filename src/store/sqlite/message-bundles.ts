@@ -62,11 +62,20 @@ export class MessageBundles {
         if (bundles.length < bundlesReadAtOnce) break
       }
     })
-    // Unpacking, as every commit on the connection, does not wait for the disk: it moves messages
-    // from a bundle to their rows in one transaction, so a power loss that undoes it leaves the
-    // bundle, unpacked again with the same ids; and the messages are handed out for delivery only
-    // once the log is synced (src/store/sqlite/sqlite-webhook-store.ts).
-    this.unpackBundles = (endpointId, atLeast) => { unpack.immediate(endpointId, atLeast) }
+    // Unpacking commits without waiting for the disk: it moves messages from a bundle to their
+    // rows in one transaction, so a power loss that undoes it leaves the bundle, unpacked again
+    // with the same ids; and the next commit that waits (a batch of creates, the deletion of
+    // delivered messages) makes it durable with everything before it in the log.
+    this.unpackBundles = (endpointId, atLeast) => {
+      database.pragma('synchronous = NORMAL')
+      try {
+        unpack.immediate(endpointId, atLeast)
+      } finally {
+        // Inside a transaction left open (a failed rollback) the setting cannot change, and the
+        // store takes no write until it is gone: its error is the one to tell.
+        if (!database.inTransaction) database.pragma('synchronous = FULL')
+      }
+    }
   }
 
   // The changes of the batch now being committed, gathered as its writes run.

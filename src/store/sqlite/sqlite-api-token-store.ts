@@ -35,9 +35,7 @@ function prepareStatements (database: Database) {
 export class SqliteApiTokenStore implements ApiTokenStore {
   private readonly statements: ReturnType<typeof prepareStatements>
 
-  // `durable` resolves once what was committed is on disk (src/store/sqlite/log-sync.ts): a
-  // token created or revoked is answered only then. Its last use is not waited for.
-  constructor (database: Database, private readonly runStatement: RunSqliteStatement, private readonly durable: () => Promise<void>) {
+  constructor (database: Database, private readonly runStatement: RunSqliteStatement) {
     this.statements = prepareStatements(database)
   }
 
@@ -48,7 +46,6 @@ export class SqliteApiTokenStore implements ApiTokenStore {
     } catch (error) {
       throw isActiveNameTaken(error) ? new TokenNameTakenError(name) : error
     }
-    await this.durable()
     return { name, createdAt, expiresAt, lastUsedAt: null, revokedAt: null, roles }
   }
 
@@ -67,9 +64,7 @@ export class SqliteApiTokenStore implements ApiTokenStore {
   }
 
   async revoke (name: string, at: Date): Promise<boolean> {
-    const revoked = this.runStatement(() => this.statements.updateRevoked.run(at.toISOString(), name)).changes > 0
-    await this.durable()
-    return revoked
+    return this.runStatement(() => this.statements.updateRevoked.run(at.toISOString(), name)).changes > 0
   }
 }
 

@@ -14,7 +14,6 @@ import { SqliteApiTokenStore } from './sqlite-api-token-store.js'
 import { Database, SqliteError } from './sqlite-driver.js'
 import { sqliteMigrationConnection } from './sqlite-migrations.js'
 import { SqliteWebhookStore } from './sqlite-webhook-store.js'
-import { LogSync, type SyncFile } from './log-sync.js'
 import { WalCheckpointer } from './wal-checkpointer.js'
 
 export interface SqlitePlantStoreOptions {
@@ -23,8 +22,6 @@ export interface SqlitePlantStoreOptions {
   // wait blocks the event loop (SQLite sleeps in the calling thread), so it is kept short.
   readonly busyTimeoutMs?: number
   readonly batchObserver?: BatchObserver | undefined
-  // How the log is synced (fsync, unless a test slows it down to watch who waits).
-  readonly syncFile?: SyncFile | undefined
 }
 
 // The log is checkpointed by a thread of its own every 100 ms (src/store/sqlite/wal-checkpointer.ts).
@@ -44,15 +41,12 @@ async function openDatabase (filename: string, busyTimeoutMs: number): Promise<{
   mkdirSync(dirname(filename), { recursive: true })
   const database = new Database(filename, { timeout: busyTimeoutMs })
   try {
-    // The migrations commit with synchronous = FULL (each waits for the disk); later commits do
-    // not wait, and what must survive a power loss before it is answered awaits a sync of the
-    // log off the request thread (src/store/sqlite/log-sync.ts). SQLite still syncs on the
-    // request thread when it restarts the log from its start and when the safety net checkpoints.
+    // WAL with synchronous=FULL fsyncs the log on every commit, so an acknowledged create
+    // survives a process crash and a power loss.
     database.pragma('journal_mode = WAL')
     database.pragma('synchronous = FULL')
     database.defaultSafeIntegers(true)
     const migrations = await applyMigrations(sqliteMigrationConnection(database))
-    database.pragma('synchronous = NORMAL')
     return { database, migrations }
   } catch (error) {
     database.close()
@@ -69,29 +63,16 @@ export class SqlitePlantStore implements PlantStore {
   private readonly reads: BatchedReads<bigint, string | undefined>
   private readonly readPage: (after: bigint | undefined, count: number) => PlantRow[]
 
-  static async open ({ filename, busyTimeoutMs = 250, batchObserver, syncFile }: SqlitePlantStoreOptions): Promise<SqlitePlantStore> {
+  static async open ({ filename, busyTimeoutMs = 250, batchObserver }: SqlitePlantStoreOptions): Promise<SqlitePlantStore> {
     const { database, migrations } = await openDatabase(filename, busyTimeoutMs)
-    let logSync: LogSync | undefined
-    try {
-      // The connection opened the log: it exists for as long as the connection is open.
-      // Changes when another connection to the file commits (this one's own commits ask for
-      // their sync themselves).
-      const dataVersion = database.prepare('PRAGMA data_version').pluck()
-      logSync = await LogSync.open(`${filename}-wal`, () => dataVersion.get(), syncFile)
-      database.pragma(`wal_autocheckpoint = ${safetyNetCheckpointPages}`)
-      const checkpointer = WalCheckpointer.start(filename, checkpointEveryMs)
-      return new SqlitePlantStore(database, checkpointer, logSync, migrations, `SQLite file ${filename}`, batchObserver)
-    } catch (error) {
-      await logSync?.close()
-      database.close()
-      throw error
-    }
+    database.pragma(`wal_autocheckpoint = ${safetyNetCheckpointPages}`)
+    const checkpointer = WalCheckpointer.start(filename, checkpointEveryMs)
+    return new SqlitePlantStore(database, checkpointer, migrations, `SQLite file ${filename}`, batchObserver)
   }
 
   private constructor (
     private readonly database: Database,
     private readonly checkpointer: WalCheckpointer,
-    private readonly logSync: LogSync,
     readonly migrationsAtOpen: MigrationReport,
     readonly description: string,
     batchObserver: BatchObserver | undefined
@@ -109,9 +90,8 @@ export class SqlitePlantStore implements PlantStore {
     const selectPageAfter = database.prepare<[bigint, number], PlantRow>('SELECT id, document FROM plants WHERE id > ? ORDER BY id LIMIT ?')
     // Each write runs in arrival order, so a later write of an id sees what an earlier one in the
     // same batch left; a create inserts first and compares only when the id was taken. The whole
-    // batch is one IMMEDIATE transaction (one sync of the log, awaited before it is answered): no
-    // other writer can slip in between, in this process or another on the same file, and a
-    // failure leaves none of it written.
+    // batch is one IMMEDIATE transaction (one fsync): no other writer can slip in between, in
+    // this process or another on the same file, and a failure leaves none of it written.
     // The webhooks' messages of a change are written with it, in the batch's transaction.
     const commitWrite = (write: PlantWrite, batch: BatchChanges): WriteResult => {
       if (write.kind === 'delete') {
@@ -142,25 +122,18 @@ export class SqlitePlantStore implements PlantStore {
     })
     // A failed transaction was rolled back whole. "Busy" or "disk full" is the store's state,
     // the same for every write in the batch; anything else may be one write's own.
-    this.writes = new BatchedWrites(async (writes) => {
-      const results = this.translateErrors(() => {
-        // A transaction left open by a failed rollback would turn the next one into a savepoint
-        // inside it: nothing committed, nothing flushed.
-        if (database.inTransaction) throw new StoreUnavailableError(1)
-        return commitWrites.immediate(writes)
-      })
-      await logSync.durable()
-      return results
-    }, (error) => !(error instanceof StoreUnavailableError), batchObserver)
+    this.writes = new BatchedWrites(async (writes) => this.translateErrors(() => {
+      // A transaction left open by a failed rollback would turn the next one into a savepoint
+      // inside it: nothing committed, nothing flushed.
+      if (database.inTransaction) throw new StoreUnavailableError(1)
+      return commitWrites.immediate(writes)
+    }), (error) => !(error instanceof StoreUnavailableError), batchObserver)
     // Ready means able to write: take the write lock (as a create would) and read the file.
     const migrationVersion = database.prepare('SELECT max(version) FROM schema_migrations').pluck()
     const readUnderWriteLock = database.transaction(() => migrationVersion.get())
     this.readMigrationVersion = () => readUnderWriteLock.immediate()
-    const durable = async (): Promise<void> => logSync.durable()
-    this.apiTokens = new SqliteApiTokenStore(database, (statement) => this.runTokenStatement(statement), durable)
-    this.webhooks = new SqliteWebhookStore(database, bundles, (statement) => this.runTokenStatement(statement), {
-      durable, committedDurable: async () => logSync.committedDurable(),
-    })
+    this.apiTokens = new SqliteApiTokenStore(database, (statement) => this.runTokenStatement(statement))
+    this.webhooks = new SqliteWebhookStore(database, bundles, (statement) => this.runTokenStatement(statement))
   }
 
   async createPlant (plant: PlantRow, context?: WriteContext): Promise<CreatePlantOutcome> {
@@ -189,14 +162,12 @@ export class SqlitePlantStore implements PlantStore {
   }
 
   async checkReady (): Promise<void> {
-    this.logSync.checkHealthy()
     this.translateErrors(this.readMigrationVersion)
   }
 
   async close (): Promise<void> {
     if (!this.database.open) return
     await this.writes.close()
-    await this.logSync.close()
     await this.checkpointer.stop()
     this.database.close()
   }

@@ -44,15 +44,10 @@ const numberOrNull = (value: bigint | null): number | null => value === null ? n
 
 // The endpoints and their outbox in the SQLite file; each statement runs in autocommit, as the
 // token store's do. Several processes on one file share the endpoints' leases through it.
-// A change of an endpoint is answered once it is on disk (`durable`, src/store/sqlite/log-sync.ts),
-// and a message is handed out for delivery only then; the deliveries' own records (leases,
-// attempts, deletions) are not waited for: lost with a power loss, a message is sent again, with
-// its webhook-id, as at-least-once allows.
 export class SqliteWebhookStore implements WebhookStore {
   private readonly statements
 
-  constructor (database: Database, private readonly bundles: MessageBundles, private readonly run: RunStatement,
-    private readonly logSync: { durable: () => Promise<void>, committedDurable: () => Promise<void> }) {
+  constructor (database: Database, private readonly bundles: MessageBundles, private readonly run: RunStatement) {
     this.statements = {
       insertEndpoint: database.prepare('INSERT INTO webhook_endpoints (id, url, events, secret, created_at) VALUES (?, ?, ?, ?, ?)'),
       selectEndpoints: database.prepare<[], EndpointRecord>(`SELECT e.id, e.url, e.events, e.created_at, e.disabled_at, e.disabled_reason,
@@ -100,7 +95,6 @@ export class SqliteWebhookStore implements WebhookStore {
 
   async createEndpoint ({ id, url, events, secret, createdAt }: NewWebhookEndpointRow): Promise<void> {
     this.run(() => this.statements.insertEndpoint.run(id, url, events === null ? null : JSON.stringify(events), secret, createdAt))
-    await this.logSync.durable()
   }
 
   async listEndpoints (): Promise<WebhookEndpointSummary[]> {
@@ -119,15 +113,11 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   async deleteEndpoint (id: string): Promise<boolean> {
-    const deleted = this.run(() => this.deleteEndpointAndMessages.immediate(id))
-    await this.logSync.durable()
-    return deleted
+    return this.run(() => this.deleteEndpointAndMessages.immediate(id))
   }
 
   async rotateSecret (id: string, secret: string, previousSecretUntil: number): Promise<boolean> {
-    const rotated = this.run(() => this.statements.rotateSecret.run(previousSecretUntil, secret, id).changes === 1)
-    await this.logSync.durable()
-    return rotated
+    return this.run(() => this.statements.rotateSecret.run(previousSecretUntil, secret, id).changes === 1)
   }
 
   async subscriptions (): Promise<ReadonlyArray<readonly string[] | null>> {
@@ -159,11 +149,7 @@ export class SqliteWebhookStore implements WebhookStore {
       // Unpacked on a later read (another process holding the write lock, say): what is
       // unpacked already is read now. A bundle that could never be unpacked stays counted.
     }
-    const records = this.run(() => this.statements.selectDue.all(endpointId, BigInt(now), after.nextAttemptAt, after.seq, limit))
-    // Committed, by this process or another on the file, and perhaps not yet on disk: nothing is
-    // sent that a power loss could still undo.
-    if (records.length > 0) await this.logSync.committedDurable()
-    return records.map((record) => ({
+    return this.run(() => this.statements.selectDue.all(endpointId, BigInt(now), after.nextAttemptAt, after.seq, limit)).map((record) => ({
       seq: Number(record.seq),
       messageId: record.message_id,
       event: record.event,
