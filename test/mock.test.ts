@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
+import { awaitOutput } from './support/await-output.js'
 import { assertExchangeMatchesSpec } from './support/contract.js'
 import { freePort } from './support/free-port.js'
 import { startServer } from './support/running-server.js'
@@ -29,11 +30,7 @@ async function startMock (t: Test, port: number, how: { env?: Record<string, str
     if (!t.passing()) t.comment(`output of the mock:\n${output}`)
   })
   const baseUrl = `http://127.0.0.1:${port}`
-  const deadline = Date.now() + 60_000
-  while (!output.includes(`Mock of openapi.yaml listening on ${baseUrl}`)) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the mock did not start:\n${output}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
+  await awaitOutput(child, () => output, new RegExp(`Mock of openapi\\.yaml listening on ${baseUrl.replaceAll('.', '\\.')}`), 'the mock to start', 60_000)
   return baseUrl
 }
 

@@ -1,6 +1,7 @@
 import { Agent, request } from 'node:http'
 import { connect, type Socket } from 'node:net'
 import t from 'tap'
+import { awaitOutput } from '../support/await-output.js'
 import { readStoredPlants } from '../support/stored-plants.js'
 import { startServer } from '../support/running-server.js'
 import { testFolder } from '../support/test-folder.js'
@@ -93,14 +94,6 @@ t.test('SIGTERM under load: nothing sent on an open connection is reset, answers
   t.equal(stored.size, acknowledged, `all ${acknowledged} acknowledged creates are stored, and nothing else`)
 })
 
-async function shuttingDown (output: () => string): Promise<void> {
-  const deadline = Date.now() + 5000
-  while (!output().includes('"msg":"shutting down"')) {
-    if (Date.now() > deadline) throw new Error(`the service did not log that it was shutting down:\n${output()}`)
-    await new Promise((resolve) => setTimeout(resolve, 2))
-  }
-}
-
 // Sends one request on a connection and resolves with its answer once the blank line and
 // content-length bytes have arrived.
 function exchange (socket: Socket, text: string): Promise<string> {
@@ -141,7 +134,7 @@ t.test('requests sent on idle keep-alive connections just after SIGTERM are answ
   // shutdown begins), as a client that has not heard of it would. Sent at once instead, a request
   // the service reads and answers in the turns before its event loop reaches the signal rightly
   // says keep-alive: the service cannot yet know (one in twenty did, on a loaded CI machine).
-  await shuttingDown(server.output)
+  await awaitOutput(server.child, server.output, /"msg":"shutting down"/, 'the service to log that it is shutting down', 5000)
   const answers = await Promise.all(sockets.map(async (socket, index) => {
     return exchange(socket, createRequest(100 + index)).catch((error: unknown) => String(error))
   }))

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Test } from 'tap'
+import { awaitOutput } from './await-output.js'
 import { startScriptNodeOptions } from './start-script.js'
 
 // The built service as an operator runs it: npm start's `node [options] dist/src/server.js`, configured by its
@@ -35,16 +36,8 @@ export async function startServer (t: Test, environment: Record<string, string>)
     if (!t.passing()) t.comment(`output of the service:\n${output}`)
   })
 
-  const deadline = Date.now() + 15_000
-  while (Date.now() < deadline) {
-    const listening = /Server listening at (http:\/\/127\.0\.0\.1:(\d+))[;"]/.exec(output)
-    if (listening?.[1] !== undefined) {
-      return { child, baseUrl: listening[1], port: Number(listening[2]), output: () => output, exited }
-    }
-    if (child.exitCode !== null) break
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  throw new Error(`the service did not start:\n${output}`)
+  const listening = await awaitOutput(child, () => output, /Server listening at (http:\/\/127\.0\.0\.1:(\d+))[;"]/, 'the service to start', 15_000)
+  return { child, baseUrl: listening[1]!, port: Number(listening[2]), output: () => output, exited }
 }
 
 export async function createPlant (baseUrl: string, token: string, body: unknown): Promise<Response> {

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { accessSync, constants, readFileSync } from 'node:fs'
 import { delimiter, join } from 'node:path'
 import type { Test } from 'tap'
+import { awaitOutput } from '../../support/await-output.js'
 import { serverArguments } from '../../support/running-server.js'
 
 // The service under strace, which logs the system calls that write, send and sync: enough to
@@ -74,14 +75,8 @@ export async function startTracedServer (t: Test, environment: Record<string, st
 
 // Under ptrace the service starts several times slower than it does alone.
 async function waitForListening (child: ChildProcess, output: () => string): Promise<{ baseUrl: string, pid: number }> {
-  const deadline = Date.now() + 60_000
-  while (Date.now() < deadline) {
-    const listening = /"pid":(\d+).*"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)[;"]/.exec(output())
-    if (listening !== null) return { pid: Number(listening[1]), baseUrl: listening[2]! }
-    if (child.exitCode !== null) break
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  throw new Error(`the service did not start under strace:\n${output()}`)
+  const listening = await awaitOutput(child, output, /"pid":(\d+).*"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)[;"]/, 'the service to start under strace', 60_000)
+  return { pid: Number(listening[1]), baseUrl: listening[2]! }
 }
 
 function killQuietly (pid: number): void {
