@@ -40,6 +40,15 @@ interface MessageRecord {
   next_attempt_at: bigint
 }
 
+// Where a read of what is due starts: after the message at (afterAt, afterSeq).
+interface DuePosition {
+  endpointId: string
+  now: bigint
+  afterAt: number
+  afterSeq: number
+  limit: number
+}
+
 const numberOrNull = (value: bigint | null): number | null => value === null ? null : Number(value)
 
 // The endpoints and their outbox in the SQLite file; each statement runs in autocommit, as the
@@ -66,10 +75,17 @@ export class SqliteWebhookStore implements WebhookStore {
         WHERE disabled_at IS NULL AND (lease_owner = ? OR lease_until IS NULL OR lease_until < ?)
         RETURNING id, url, secret, previous_secret, previous_secret_until, failing_since`),
       release: database.prepare('UPDATE webhook_endpoints SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ?'),
-      selectDue: database.prepare<[string, bigint, number, number, number], MessageRecord>(`SELECT seq, message_id, event, body, traceparent,
+      // The messages after a position, as two index seeks merged: the rest of the position's
+      // moment (all of a bundle's messages share one), then the later ones. With the row value
+      // `(next_attempt_at, seq) > (?, ?)` SQLite seeks to the moment alone and steps over every
+      // message of it before the position: 14 ms a read 100,000 messages in, against 0.2.
+      selectDue: database.prepare<[DuePosition], MessageRecord>(`SELECT seq, message_id, event, body, traceparent,
           committed_at, attempts, next_attempt_at
-        FROM webhook_messages WHERE endpoint_id = ? AND next_attempt_at <= ? AND (next_attempt_at, seq) > (?, ?)
-        ORDER BY next_attempt_at, seq LIMIT ?`),
+        FROM webhook_messages WHERE endpoint_id = @endpointId AND next_attempt_at = @afterAt AND seq > @afterSeq AND next_attempt_at <= @now
+        UNION ALL
+        SELECT seq, message_id, event, body, traceparent, committed_at, attempts, next_attempt_at
+        FROM webhook_messages WHERE endpoint_id = @endpointId AND next_attempt_at > @afterAt AND next_attempt_at <= @now
+        ORDER BY next_attempt_at, seq LIMIT @limit`),
       deleteMessage: database.prepare('DELETE FROM webhook_messages WHERE seq = ?'),
       reschedule: database.prepare('UPDATE webhook_messages SET attempts = ?, next_attempt_at = ? WHERE seq = ?'),
       recordFailure: database.prepare(`UPDATE webhook_endpoints
@@ -149,7 +165,7 @@ export class SqliteWebhookStore implements WebhookStore {
       // Unpacked on a later read (another process holding the write lock, say): what is
       // unpacked already is read now. A bundle that could never be unpacked stays counted.
     }
-    return this.run(() => this.statements.selectDue.all(endpointId, BigInt(now), after.nextAttemptAt, after.seq, limit)).map((record) => ({
+    return this.run(() => this.statements.selectDue.all({ endpointId, now: BigInt(now), afterAt: after.nextAttemptAt, afterSeq: after.seq, limit })).map((record) => ({
       seq: Number(record.seq),
       messageId: record.message_id,
       event: record.event,
