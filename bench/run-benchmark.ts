@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
+import { unwrittenMiB, writtenMiB } from './disk-state.js'
 import { type BenchRequest, runLoad } from './load.js'
 import { formatTable, type Measurement, median, type ScenarioSummary } from './report.js'
 import { type ServerProcess, startServerProcess } from './server-process.js'
@@ -180,10 +181,12 @@ async function main (): Promise<void> {
     }
 
     const postgres = await preparePostgres(options['postgres-url'])
+    let checkpointPostgres: (() => Promise<void>) | undefined
     if (typeof postgres === 'string') {
       process.stdout.write(`PostgreSQL skipped: ${postgres}\n`)
     } else {
       cleanups.push(postgres.drop)
+      checkpointPostgres = postgres.checkpoint
       const service = started(await startService(postgres.url, join(workFolder, 'postgres.log')))
       serviceScenarios.push(...await backendScenarios('PostgreSQL', service))
       if (receiver !== undefined && isSelected(postgresWebhookScenario)) {
@@ -259,9 +262,20 @@ async function main (): Promise<void> {
       process.stdout.write(`${scenario}: ${Math.round(medianRate(scenarioRuns) / medianRate(withoutRuns) * 100)}% of the rate of "${without}".\n`)
     }
     if (receiver !== undefined && webhookService !== undefined) {
-      const steady = await measureSteadyRate(webhookService, receiver, token, steadyRate, Math.max(10, durationSeconds), create(freshBody))
-      process.stdout.write(`At a steady ${steadyRate} creates a second, ${steady.received} of ${steady.sent} webhooks arrived; ` +
-        `from commit to receipt: p50 ${steady.p50Ms} ms, p99 ${steady.p99Ms} ms, max ${steady.maxMs} ms; the creates' own p99 ${Math.round(steady.createsP99Ms)} ms.\n`)
+      // Twice: on the disk as the rounds left it, still writing back the gigabytes of the large
+      // stores and PostgreSQL's rounds, on which every commit's fsync waits; then once those
+      // writes are flushed, as on a disk the service does not share with such neighbours.
+      const measureSteady = async (disk: string): Promise<void> => {
+        const unwrittenBefore = unwrittenMiB()
+        const writtenBefore = writtenMiB()
+        const steady = await measureSteadyRate(webhookService, receiver, token, steadyRate, Math.max(10, durationSeconds), create(freshBody))
+        process.stdout.write(`At a steady ${steadyRate} creates a second, ${disk} (${unwrittenBefore.toFixed(0)} MiB waiting to be written, ` +
+          `${(writtenMiB() - writtenBefore).toFixed(0)} MiB written during the run), ${steady.received} of ${steady.sent} webhooks arrived; ` +
+          `from commit to receipt: p50 ${steady.p50Ms} ms, p99 ${steady.p99Ms} ms, max ${steady.maxMs} ms; the creates' own p99 ${Math.round(steady.createsP99Ms)} ms.\n`)
+      }
+      await measureSteady('on the disk as the rounds left it')
+      const settledSeconds = await settleDisk(checkpointPostgres)
+      await measureSteady(`once the rounds' writes were flushed (${settledSeconds.toFixed(1)} s)`)
     }
     if (backlogService !== undefined && backlogReceiverPort !== undefined) {
       const back = started(await startReceiver(join(workFolder, 'receiver-back.log'), backlogReceiverPort))
@@ -291,6 +305,15 @@ async function main (): Promise<void> {
 
 function signed (value: number): string {
   return `${value >= 0 ? '+' : ''}${value.toFixed(1)}`
+}
+
+// Flushes what the rounds left for the disk to write, PostgreSQL's dirty buffers and then the
+// kernel's dirty pages; resolves with the seconds it took.
+async function settleDisk (checkpointPostgres: (() => Promise<void>) | undefined): Promise<number> {
+  const started = performance.now()
+  await checkpointPostgres?.()
+  execFileSync('sync')
+  return (performance.now() - started) / 1000
 }
 
 const quiet = (receiver: ServerProcess) => async (): Promise<void> => awaitQuietReceiver(receiver, 120)
@@ -393,7 +416,7 @@ async function measure (scenario: Scenario, seconds: number): Promise<RunMeasure
 }
 
 // A schema of its own, dropped afterwards; or why PostgreSQL cannot be benchmarked here.
-async function preparePostgres (url: string): Promise<string | { url: string, schema: string, drop: () => Promise<void> }> {
+async function preparePostgres (url: string): Promise<string | { url: string, schema: string, checkpoint: () => Promise<void>, drop: () => Promise<void> }> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 })
   try {
     await client.connect()
@@ -414,6 +437,9 @@ async function preparePostgres (url: string): Promise<string | { url: string, sc
   return {
     url: withSchema.toString(),
     schema,
+    checkpoint: async () => {
+      await client.query('CHECKPOINT')
+    },
     drop: async () => {
       try {
         await client.query(`DROP SCHEMA ${schema} CASCADE`)

@@ -1,0 +1,32 @@
+import { readdirSync, readFileSync } from 'node:fs'
+
+// The disk's state around a measurement whose latency waits on fsync: what the kernel still has
+// to write back, and how much the disks wrote meanwhile (the other scenarios' services and
+// PostgreSQL share them). Linux only; elsewhere both read as NaN.
+
+// Dirty and Writeback of /proc/meminfo, in MiB.
+export function unwrittenMiB (): number {
+  try {
+    const meminfo = readFileSync('/proc/meminfo', 'utf8')
+    const kibOf = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(meminfo)?.[1] ?? Number.NaN)
+    return (kibOf('Dirty') + kibOf('Writeback')) / 1024
+  } catch {
+    return Number.NaN
+  }
+}
+
+// MiB written so far by the whole disks (not their partitions, not loop or RAM devices), from
+// /proc/diskstats: its tenth field counts 512-byte sectors written.
+export function writtenMiB (): number {
+  try {
+    const disks = new Set(readdirSync('/sys/block').filter((name) => !/^(loop|ram|zram)/.test(name)))
+    let sectors = 0
+    for (const line of readFileSync('/proc/diskstats', 'utf8').split('\n')) {
+      const fields = line.trim().split(/\s+/)
+      if (disks.has(fields[2] ?? '')) sectors += Number(fields[9])
+    }
+    return sectors * 512 / 2 ** 20
+  } catch {
+    return Number.NaN
+  }
+}
