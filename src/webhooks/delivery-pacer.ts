@@ -18,13 +18,10 @@ const cpuShareWhenSaturated = 0.8
 const cpuShareWhenCalm = 0.6
 const waitingWhenSaturated = 6
 const waitingWhenCalm = 3
-// A load that lasts, half a second of it: a moment's stall (a collection, a burst) holds nothing
-// back, nor do up to four saturated intervals in a row, which a steady load the service keeps up
-// with shows after a stall of its own: at 2,000 creates a second, one commit's 82 ms fsync left
-// 9 to 13 requests waiting, with a core used, for three intervals, and the halving then held
-// messages back, each time for longer as their delivery in turn kept requests waiting. A service
-// saturated by its clients stays so for ten intervals and more at a time.
-const saturatedIntervalsBeforeLimiting = 5
+// A load that lasts: a moment's stall (a collection, a burst) holds nothing back, nor do two
+// saturated intervals in a row, which a steady load the service keeps up with can show now and
+// then; each halving there held messages back until the next calm interval.
+const saturatedIntervalsBeforeLimiting = 3
 // The shortest interval judged: shorter ones measure the scheduler's noise more than the load.
 const minimumIntervalMs = 100
 // Under saturation, deliveries keep this share of the requests' pace: one attempt for every
