@@ -15,11 +15,12 @@ export function unwrittenMiB (): number {
   }
 }
 
-// MiB written so far by the whole disks (not their partitions, not loop or RAM devices), from
-// /proc/diskstats: its tenth field counts 512-byte sectors written.
+// MiB written so far by the whole disks (not their partitions, not loop or RAM devices, and not
+// devices built on others, such as LVM's or RAID's, whose writes their disks count again), from
+// /proc/diskstats: its tenth field counts 512-byte sectors written. Host-wide in a container.
 export function writtenMiB (): number {
   try {
-    const disks = new Set(readdirSync('/sys/block').filter((name) => !/^(loop|ram|zram)/.test(name)))
+    const disks = new Set(readdirSync('/sys/block').filter((name) => !/^(loop|ram|zram)/.test(name) && !builtOnOthers(name)))
     let sectors = 0
     for (const line of readFileSync('/proc/diskstats', 'utf8').split('\n')) {
       const fields = line.trim().split(/\s+/)
@@ -28,5 +29,13 @@ export function writtenMiB (): number {
     return sectors * 512 / 2 ** 20
   } catch {
     return Number.NaN
+  }
+}
+
+function builtOnOthers (device: string): boolean {
+  try {
+    return readdirSync(`/sys/block/${device}/slaves`).length > 0
+  } catch {
+    return false
   }
 }
