@@ -262,9 +262,9 @@ async function main (): Promise<void> {
       process.stdout.write(`${scenario}: ${Math.round(medianRate(scenarioRuns) / medianRate(withoutRuns) * 100)}% of the rate of "${without}".\n`)
     }
     if (receiver !== undefined && webhookService !== undefined) {
-      // Twice: on the disk as the rounds left it, still writing back the gigabytes of the large
-      // stores and PostgreSQL's rounds, on which every commit's fsync waits; then once those
-      // writes are flushed, as on a disk the service does not share with such neighbours.
+      // Twice: on the disk as the rounds left it, perhaps still writing back what the large
+      // stores and PostgreSQL's rounds wrote (every commit's fsync queues behind that); then
+      // once those writes are flushed, as on a disk the service does not share with them.
       const measureSteady = async (disk: string): Promise<void> => {
         const unwrittenBefore = unwrittenMiB()
         const writtenBefore = writtenMiB()

@@ -77,7 +77,7 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
     // First of the preClose hooks: the webhook deliveries' stop can take a while, and an answer
     // written meanwhile must already tell its client to close. A signal's handler begins it
     // sooner still (src/server.ts): app.close() reaches its hooks some turns of the event loop
-    // later. (The CI failure that prompted this proved to be its test's own race.)
+    // later.
     app.decorate('beginShutdown', () => { connectionGuard.beginShutdown() })
     app.addHook('preClose', async () => { connectionGuard.beginShutdown() })
     // First, so that a request's span starts before any hook can fail it.
