@@ -118,7 +118,7 @@ test('many requests waiting on a process that uses little CPU are not held up by
   t.equal(pacer.attemptsPerInterval, Number.POSITIVE_INFINITY)
 })
 
-test('between saturated and calm (a whole core used with a few requests waiting, or many waiting with 60 to 80% of a core), the limit grows by a quarter an interval', async (t) => {
+test('between saturated and calm (a whole core used with a few requests waiting, or some waiting with 60 to 80% of a core, or a deep queue on half a core or less), the limit grows by a quarter an interval', async (t) => {
   const load = new FakeLoad()
   const pacer = pacerOn(load)
   saturateFor(load, pacer, 20)
@@ -131,12 +131,29 @@ test('between saturated and calm (a whole core used with a few requests waiting,
   }
   t.same(limits, [63, 79, 99])
   startsAllowed(pacer)
-  load.interval(pacer, { cpu: 0.7, answered: 1600, waiting: 32 })
-  t.equal(pacer.attemptsPerInterval, 124, 'many waiting with 70% of a core')
-  load.interval(pacer, { cpu: 1, answered: 1600, waiting: 2 })
-  t.equal(pacer.attemptsPerInterval, 248, 'calm: fewer than 3 waiting')
+  load.interval(pacer, { cpu: 0.7, answered: 1600, waiting: 12 })
+  t.equal(pacer.attemptsPerInterval, 124, '12 waiting with 70% of a core')
   load.interval(pacer, { cpu: 0.5, answered: 1600, waiting: 32 })
-  t.equal(pacer.attemptsPerInterval, 496, 'calm: less than 60% of a core')
+  t.equal(pacer.attemptsPerInterval, 155, '32 waiting with half a core')
+  load.interval(pacer, { cpu: 1, answered: 1600, waiting: 2 })
+  t.equal(pacer.attemptsPerInterval, 310, 'calm: fewer than 3 waiting')
+  load.interval(pacer, { cpu: 0.5, answered: 1600, waiting: 12 })
+  t.equal(pacer.attemptsPerInterval, 620, 'calm: less than 60% of a core, fewer than 16 waiting')
+})
+
+test('a deep queue (16 or more waiting) is saturation once the process uses more than half a core: a service that waits on a store sharing its cores', async (t) => {
+  const load = new FakeLoad()
+  const pacer = pacerOn(load)
+  const shares = [0.75, 0.9, 0.56, 0.8, 0.65, 0.98, 0.7, 0.6]
+  const limits: number[] = []
+  for (const cpu of shares) {
+    startsAllowed(pacer, 400)
+    load.interval(pacer, { cpu, answered: 800, waiting: 20 })
+    limits.push(pacer.attemptsPerInterval)
+  }
+  t.same(limits, [Infinity, Infinity, 200, 100, 50, 25, 12, 6], 'halved from the third interval on')
+  load.interval(pacer, { cpu: 0.5, answered: 800, waiting: 15 })
+  t.equal(pacer.attemptsPerInterval, 12, 'calm again below 60% of a core with fewer than 16 waiting')
 })
 
 test('a moment\'s saturation between calm intervals holds nothing back', async (t) => {
