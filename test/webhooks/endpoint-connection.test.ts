@@ -1,0 +1,87 @@
+import { once } from 'node:events'
+import { createServer, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { performance } from 'node:perf_hooks'
+import { test, type Test } from 'tap'
+import { EndpointConnection } from '../../src/webhooks/endpoint-connection.js'
+import { EndpointUrlPolicy } from '../../src/webhooks/endpoint-url-policy.js'
+
+const timeoutMs = 300
+const attempt = { headers: { 'webhook-id': 'msg_1' }, body: '{}' }
+
+// A local endpoint that answers with the status its path names and then sends its body a byte
+// every 50 ms, for ever: no phase outlasts undici's own timeouts, so only a bound on the whole
+// attempt ends it.
+async function tricklingEndpoint (t: Test): Promise<URL> {
+  const trickles = new Set<NodeJS.Timeout>()
+  const server = createServer((request, response: ServerResponse) => {
+    request.resume()
+    request.on('end', () => {
+      response.writeHead(Number(request.url?.slice(1)), { 'content-type': 'text/plain' })
+      const trickle = setInterval(() => response.write('.'), 50)
+      trickles.add(trickle)
+      response.on('close', () => clearInterval(trickle))
+    })
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  t.teardown(() => {
+    for (const trickle of trickles) clearInterval(trickle)
+    server.closeAllConnections()
+    server.close()
+  })
+  return new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)
+}
+
+// Each attempt's time, from its start to its outcome.
+async function timed<T> (send: () => Promise<T>): Promise<{ outcome: T, ms: number }> {
+  const started = performance.now()
+  const outcome = await send()
+  return { outcome, ms: performance.now() - started }
+}
+
+test('an attempt whose answer never ends is ended after the timeout (at most a fifteenth more), and judged by its status', async (t) => {
+  const url = await tricklingEndpoint(t)
+  const delivered = new EndpointConnection(new URL('/200', url), new EndpointUrlPolicy('true'), timeoutMs)
+  const failed = new EndpointConnection(new URL('/500', url), new EndpointUrlPolicy('true'), timeoutMs)
+  t.teardown(async () => Promise.all([delivered.close(), failed.close()]))
+  // Several at once, and one a little later: on a deadline they share, or on one of its own.
+  const later = async (): Promise<{ outcome: unknown, ms: number }> => {
+    await new Promise((resolve) => setTimeout(resolve, 40))
+    return timed(async () => delivered.send(attempt))
+  }
+  const attempts = await Promise.all([
+    timed(async () => delivered.send(attempt)), timed(async () => delivered.send(attempt)),
+    timed(async () => failed.send(attempt)), later(),
+  ])
+  t.same(attempts.map(({ outcome }) => outcome), [
+    { delivered: true }, { delivered: true }, { delivered: false, reason: 'answered 500' }, { delivered: true },
+  ])
+  for (const { ms } of attempts) {
+    t.ok(ms >= timeoutMs - 5 && ms < timeoutMs * 16 / 15 + 100, `ended after ${ms.toFixed(0)} ms`)
+  }
+})
+
+test('attempts that end in time leave no listener behind to warn of a leak', async (t) => {
+  const server = createServer((request, response) => {
+    request.resume()
+    request.on('end', () => response.end('ok'))
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  t.teardown(() => server.close())
+  const url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`)
+  const connection = new EndpointConnection(url, new EndpointUrlPolicy('true'), 15_000)
+  t.teardown(async () => connection.close())
+  const warnings: Error[] = []
+  const onWarning = (warning: Error): void => { warnings.push(warning) }
+  process.on('warning', onWarning)
+  t.teardown(() => process.off('warning', onWarning))
+  // Sixteen in flight at a time, as the dispatcher allows, for 200 attempts on one deadline.
+  for (let round = 0; round < 13; round++) {
+    const outcomes = await Promise.all(Array.from({ length: 16 }, async () => connection.send(attempt)))
+    t.ok(outcomes.every((outcome) => outcome.delivered), `round ${round} delivered`)
+  }
+  await new Promise((resolve) => setImmediate(resolve))
+  t.same(warnings.map(({ name }) => name), [], 'no MaxListenersExceededWarning')
+})
