@@ -14,7 +14,8 @@ import {
 } from './ten-million-plants.js'
 import { startScriptNodeOptions } from '../test/support/start-script.js'
 import {
-  awaitCatchUp, awaitQuietReceiver, awaitReceived, backlogSize, measureDrain, measureSteadyRate, registerEndpoint, startReceiver, storeBacklog,
+  awaitCatchUp, awaitQuietReceiver, awaitReceived, backlogSize, deleteEndpoint, measureDrain, measureSteadyRate, registerEndpoint, startReceiver,
+  storeBacklog,
 } from './webhook-scenarios.js'
 
 // `npm run bench`: the service on SQLite and on PostgreSQL against a bare Fastify route, loaded
@@ -68,14 +69,25 @@ const tenMillionLastPagesScenario = `SQLite, ${storedLabel} stored, listPlants l
 const tenMillionScenarios = [tenMillionScenario, tenMillionGetScenario, tenMillionFirstPageScenario, tenMillionLastPagesScenario]
 const pageSize = 100
 const postgresTenMillionScenario = `PostgreSQL, ${storedLabel} stored, random ids`
+// Creates with one webhook endpoint subscribed, and with a receiver down and a million messages
+// waiting, each compared with the same creates on a store with none. The random ids' and the
+// large stores' creates with an endpoint say what webhooks take from issue 26's ratios.
+const webhookScenario = 'SQLite, new plants, one webhook endpoint'
+const postgresWebhookScenario = 'PostgreSQL, new plants, one webhook endpoint'
+const withEndpoint = (scenario: string): string => `${scenario}, one webhook endpoint`
+const randomIdsWebhookScenario = withEndpoint('SQLite, random ids')
+const postgresRandomIdsWebhookScenario = withEndpoint('PostgreSQL, random ids')
+const tenMillionWebhookScenario = withEndpoint(tenMillionScenario)
+const postgresTenMillionWebhookScenario = withEndpoint(postgresTenMillionScenario)
+const webhookScenarios = [
+  webhookScenario, postgresWebhookScenario, randomIdsWebhookScenario, postgresRandomIdsWebhookScenario,
+  tenMillionWebhookScenario, postgresTenMillionWebhookScenario,
+]
 // Each ten-million-plant run of creates, and the empty store's run it is compared with.
 const tenMillionComparisons: Array<[string, string]> = [
   [tenMillionScenario, 'SQLite, random ids'], [postgresTenMillionScenario, 'PostgreSQL, random ids'],
+  [tenMillionWebhookScenario, randomIdsWebhookScenario], [postgresTenMillionWebhookScenario, postgresRandomIdsWebhookScenario],
 ]
-// Creates with one webhook endpoint subscribed, and with a receiver down and a million messages
-// waiting, each compared with the same creates on a store with none.
-const webhookScenario = 'SQLite, new plants, one webhook endpoint'
-const postgresWebhookScenario = 'PostgreSQL, new plants, one webhook endpoint'
 const backlogScenario = 'SQLite, new plants, receiver down, 1M messages waiting'
 const steadyRate = 2000
 // New plants from clients that pipeline: a few connections, each with this many creates in flight.
@@ -138,9 +150,12 @@ async function main (): Promise<void> {
     const sqlite = started(await startService(`sqlite:${join(workFolder, 'plants.db')}`, join(workFolder, 'sqlite.log')))
     serviceScenarios.push(...await backendScenarios('SQLite', sqlite))
 
+    // One receiver for every webhook scenario, made quiet before each of their runs.
+    const receiver = webhookScenarios.some(isSelected) ? started(await startReceiver(join(workFolder, 'receiver.log'))) : undefined
+
     // The same creates with random ids, and reads, on a store that already holds ten million
     // plants (or --stored).
-    if (tenMillionScenarios.some(isSelected)) {
+    if ([...tenMillionScenarios, tenMillionWebhookScenario].some(isSelected)) {
       const largeStore = join(workFolder, 'large-store.db')
       process.stdout.write(`storing ${stored.toLocaleString('en-US')} plants in a SQLite file… `)
       process.stdout.write(`done in ${(await storeTenMillionPlants(largeStore, stored)).toFixed(1)} s\n`)
@@ -154,18 +169,15 @@ async function main (): Promise<void> {
         { name: tenMillionFirstPageScenario, server: large, token, nextRequest: read(() => `/plants?limit=${pageSize}`) },
         { name: tenMillionLastPagesScenario, server: large, token, nextRequest: read(() => `/plants?limit=${pageSize}&after=${cursors[nextCursor++ % cursors.length]}`) }
       )
+      if (receiver !== undefined) serviceScenarios.push(endpointDuringRuns(tenMillionWebhookScenario, large, receiver))
     }
 
-    // Each webhook scenario has a service and a store of its own, so that the others' stay without.
-    let receiver: ServerProcess | undefined
+    // Each webhook scenario on an empty store has a service and a store of its own, so that the
+    // others' stay without.
     let webhookService: ServerProcess | undefined
-    if ([webhookScenario, postgresWebhookScenario].some(isSelected)) receiver = started(await startReceiver(join(workFolder, 'receiver.log')))
-    if (receiver !== undefined && isSelected(webhookScenario)) {
+    if (receiver !== undefined && [webhookScenario, randomIdsWebhookScenario].some(isSelected)) {
       webhookService = started(await startService(`sqlite:${join(workFolder, 'webhooks.db')}`, join(workFolder, 'sqlite-webhooks.log')))
-      await registerEndpoint(webhookService, token, `${receiver.baseUrl}/hook`)
-      serviceScenarios.push({
-        name: webhookScenario, server: webhookService, token, nextRequest: create(freshBody), beforeRun: quiet(receiver), afterRun: reportCatchUp(webhookService, receiver),
-      })
+      serviceScenarios.push(...await subscribedScenarios('SQLite', webhookService, receiver))
     }
     let backlogService: ServerProcess | undefined
     let backlogReceiverPort: number | undefined
@@ -189,24 +201,22 @@ async function main (): Promise<void> {
       checkpointPostgres = postgres.checkpoint
       const service = started(await startService(postgres.url, join(workFolder, 'postgres.log')))
       serviceScenarios.push(...await backendScenarios('PostgreSQL', service))
-      if (receiver !== undefined && isSelected(postgresWebhookScenario)) {
+      if (receiver !== undefined && [postgresWebhookScenario, postgresRandomIdsWebhookScenario].some(isSelected)) {
         const webhooksUrl = new URL(postgres.url)
         webhooksUrl.searchParams.set('options', `-c search_path=${postgres.schema}_webhooks`)
         const postgresWebhooks = started(await startService(webhooksUrl.toString(), join(workFolder, 'postgres-webhooks.log')))
-        await registerEndpoint(postgresWebhooks, token, `${receiver.baseUrl}/hook`)
-        serviceScenarios.push({
-          name: postgresWebhookScenario, server: postgresWebhooks, token, nextRequest: create(freshBody), beforeRun: quiet(receiver), afterRun: reportCatchUp(postgresWebhooks, receiver),
-        })
+        serviceScenarios.push(...await subscribedScenarios('PostgreSQL', postgresWebhooks, receiver))
       }
       // The ten-million-plant store on PostgreSQL: a schema of its own, made by the service's
       // migrations, then filled.
-      if (isSelected(postgresTenMillionScenario)) {
+      if ([postgresTenMillionScenario, postgresTenMillionWebhookScenario].some(isSelected)) {
         const largeUrl = new URL(postgres.url)
         largeUrl.searchParams.set('options', `-c search_path=${postgres.schema}_large`)
         const postgresLarge = started(await startService(largeUrl.toString(), join(workFolder, 'postgres-large.log')))
         process.stdout.write(`storing ${stored.toLocaleString('en-US')} plants in PostgreSQL… `)
         process.stdout.write(`done in ${(await storeTenMillionPlantsInPostgres(largeUrl.toString(), stored)).toFixed(1)} s\n`)
         serviceScenarios.push({ name: postgresTenMillionScenario, server: postgresLarge, token, nextRequest: create(randomIdBody) })
+        if (receiver !== undefined) serviceScenarios.push(endpointDuringRuns(postgresTenMillionWebhookScenario, postgresLarge, receiver))
       }
     }
 
@@ -254,6 +264,8 @@ async function main (): Promise<void> {
     }
     const compared: Array<[string, string]> = [
       [webhookScenario, 'SQLite, new plants'], [postgresWebhookScenario, 'PostgreSQL, new plants'], [backlogScenario, 'SQLite, new plants'],
+      [randomIdsWebhookScenario, 'SQLite, random ids'], [postgresRandomIdsWebhookScenario, 'PostgreSQL, random ids'],
+      [tenMillionWebhookScenario, tenMillionScenario], [postgresTenMillionWebhookScenario, postgresTenMillionScenario],
     ]
     for (const [scenario, without] of compared) {
       const scenarioRuns = runs.get(scenario)
@@ -324,6 +336,38 @@ async function settleDisk (checkpointPostgres: (() => Promise<void>) | undefined
 }
 
 const quiet = (receiver: ServerProcess) => async (): Promise<void> => awaitQuietReceiver(receiver, 120)
+
+// Creates counting up and with random ids on a service with one endpoint, subscribed for good.
+async function subscribedScenarios (backend: string, service: ServerProcess, receiver: ServerProcess): Promise<Scenario[]> {
+  await registerEndpoint(service, token, `${receiver.baseUrl}/hook`)
+  const subscribed = { server: service, token, beforeRun: quiet(receiver), afterRun: reportCatchUp(service, receiver) }
+  return [
+    { name: withEndpoint(`${backend}, new plants`), nextRequest: create(freshBody), ...subscribed },
+    { name: withEndpoint(`${backend}, random ids`), nextRequest: create(randomIdBody), ...subscribed },
+  ]
+}
+
+// Creates with random ids on a large store with one endpoint subscribed during each run only,
+// and deleted once its webhooks have arrived, so that the store's other scenarios run without.
+function endpointDuringRuns (name: string, service: ServerProcess, receiver: ServerProcess): Scenario {
+  let endpointId: string | undefined
+  const catchUp = reportCatchUp(service, receiver)
+  return {
+    name,
+    server: service,
+    token,
+    nextRequest: create(randomIdBody),
+    beforeRun: async () => {
+      await awaitQuietReceiver(receiver, 120)
+      endpointId = await registerEndpoint(service, token, `${receiver.baseUrl}/hook`)
+    },
+    afterRun: async (run) => {
+      await catchUp(run)
+      if (endpointId !== undefined) await deleteEndpoint(service, token, endpointId)
+      endpointId = undefined
+    },
+  }
+}
 
 // Once a run with an endpoint subscribed ends, its webhooks still on their way are waited for,
 // so that their delivery takes nothing from the next scenario's run, and the CPU of a create

@@ -27,13 +27,20 @@ export async function receiverStats (receiver: ServerProcess): Promise<ReceiverS
   return await (await fetch(`${receiver.baseUrl}/stats`)).json() as ReceiverStats
 }
 
-export async function registerEndpoint (service: ServerProcess, token: string, url: string): Promise<void> {
+// Resolves with the endpoint's id.
+export async function registerEndpoint (service: ServerProcess, token: string, url: string): Promise<string> {
   const response = await fetch(`${service.baseUrl}/webhook-endpoints`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: JSON.stringify({ url }),
   })
   if (response.status !== 201) throw new Error(`registering ${url} got ${response.status}: ${await response.text()}`)
+  return (await response.json() as { id: string }).id
+}
+
+export async function deleteEndpoint (service: ServerProcess, token: string, id: string): Promise<void> {
+  const response = await fetch(`${service.baseUrl}/webhook-endpoints/${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } })
+  if (response.status !== 204) throw new Error(`deleting endpoint ${id} got ${response.status}: ${await response.text()}`)
 }
 
 // A SQLite store with one endpoint (at `url`, where nothing answers yet) owed `backlogSize`
