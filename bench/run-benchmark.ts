@@ -33,7 +33,7 @@ const { values: options } = parseArgs({
     // `--only "new plants" --rounds 1 --duration 60` is a memory run.
     only: { type: 'string', default: '' },
     // How many plants the large stores hold: ten million, or others for the cost of a create
-    // as a store grows (`--stored 100000000 --only "random ids"`).
+    // as a store grows (`--stored 100000000 --only "random ids$"`).
     stored: { type: 'string', default: '10000000' },
   },
 })
@@ -72,9 +72,9 @@ const postgresTenMillionScenario = `PostgreSQL, ${storedLabel} stored, random id
 // Creates with one webhook endpoint subscribed, and with a receiver down and a million messages
 // waiting, each compared with the same creates on a store with none. The random ids' and the
 // large stores' creates with an endpoint say what webhooks take from issue 26's ratios.
-const webhookScenario = 'SQLite, new plants, one webhook endpoint'
-const postgresWebhookScenario = 'PostgreSQL, new plants, one webhook endpoint'
 const withEndpoint = (scenario: string): string => `${scenario}, one webhook endpoint`
+const webhookScenario = withEndpoint('SQLite, new plants')
+const postgresWebhookScenario = withEndpoint('PostgreSQL, new plants')
 const randomIdsWebhookScenario = withEndpoint('SQLite, random ids')
 const postgresRandomIdsWebhookScenario = withEndpoint('PostgreSQL, random ids')
 const tenMillionWebhookScenario = withEndpoint(tenMillionScenario)
@@ -107,7 +107,8 @@ interface Scenario {
   // Requests each connection pipelines, over as many fewer connections: the same requests in
   // flight as the other scenarios.
   readonly pipelining?: number
-  // Run before and after each measured run (the webhooks' receiver made quiet, and their catch-up).
+  // Run before and after each run, the warm-up's too (the webhooks' receiver made quiet, an
+  // endpoint registered, and their catch-up).
   readonly beforeRun?: () => Promise<void>
   readonly afterRun?: (run: RunMeasurement) => Promise<void>
 }
@@ -223,7 +224,10 @@ async function main (): Promise<void> {
     process.stdout.write(`${rounds} rounds of ${durationSeconds} s per scenario, ${connections} connections; warming up\n`)
     const measuredScenarios = serviceScenarios.filter(({ name }) => isSelected(name))
     const scenarios = [bareScenario, ...measuredScenarios]
-    for (const scenario of scenarios) await measure(scenario, Math.min(3, durationSeconds))
+    for (const scenario of scenarios) {
+      await scenario.beforeRun?.()
+      await scenario.afterRun?.(await measure(scenario, Math.min(3, durationSeconds)))
+    }
 
     const runs = new Map<string, Measurement[]>(scenarios.map(({ name }) => [name, []]))
     for (let round = 1; round <= rounds; round++) {
@@ -362,9 +366,12 @@ function endpointDuringRuns (name: string, service: ServerProcess, receiver: Ser
       endpointId = await registerEndpoint(service, token, `${receiver.baseUrl}/hook`)
     },
     afterRun: async (run) => {
-      await catchUp(run)
-      if (endpointId !== undefined) await deleteEndpoint(service, token, endpointId)
-      endpointId = undefined
+      try {
+        await catchUp(run)
+      } finally {
+        if (endpointId !== undefined) await deleteEndpoint(service, token, endpointId)
+        endpointId = undefined
+      }
     },
   }
 }

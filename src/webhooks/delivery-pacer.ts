@@ -6,8 +6,9 @@ export type CpuTime = () => number
 
 // The service is saturated when it used more than this share of a core over an interval and at
 // least this many requests waited for their answers, on average over the dispatcher's rounds in
-// it (or a deep queue waited, below); it is calm when fewer requests waited than the calm bound,
-// or it used less than the calm share without a deep queue; in between, the limit grows slowly. Either signal alone says too little: requests wait
+// it, or more than half a core while a deep queue waited (below); it is calm when fewer
+// requests waited than the calm bound, or it used less than the calm share without a deep
+// queue; in between, the limit grows slowly. Either signal alone says too little: requests wait
 // on a slow store while the process idles, and a service that keeps up with its load can use a
 // whole core. CPU time rather than how busy the event loop was: on SQLite the loop is blocked
 // while each commit waits for the disk, busy with no CPU to give, and at a steady 2,000 creates
@@ -18,12 +19,11 @@ const cpuShareWhenSaturated = 0.8
 const cpuShareWhenCalm = 0.6
 const waitingWhenSaturated = 6
 const waitingWhenCalm = 3
-// A queue this deep is saturation at a lower share of a core, and is never calm: on a machine
-// whose cores PostgreSQL shares, a saturated service waits on the store, and in a bench run it
-// used 0.56-0.98 of a core (mostly 0.75-0.9) with 18-30 of 32 connections' requests waiting, so
-// that every few intervals it fell under 80% and its run of saturated intervals began again.
-// A stall of the disk at a steady rate left 9-13 waiting, and a process waiting on the disk
-// alone uses less than half a core.
+// A queue this deep is saturation at a lower share of a core, and is never calm: a saturated
+// service on a machine whose cores PostgreSQL shares waits on the store, and its share of a core
+// dips under 80% every few intervals, each dip restarting its run of saturated intervals. A
+// stall of the disk at a steady rate leaves fewer waiting, and a process that waits on the disk
+// alone uses less than half a core (docs/benchmark.md has the measurements).
 const waitingWhenDeeplyQueued = 16
 const cpuShareWhenDeeplyQueued = 0.5
 // A load that lasts: a moment's stall (a collection, a burst) holds nothing back, nor do two

@@ -72,18 +72,18 @@ export class EndpointConnection {
 
   // The whole attempt, from its start to its answer's last byte, ends after timeoutMs (undici's
   // own timeouts bound each phase alone: a body trickled a byte at a time would never end).
-  // One AbortSignal.timeout an attempt cost some 60 µs of CPU a delivery (a timer and its weak
-  // references alive for the whole timeout, thousands of them at a time), so the attempts started
-  // within a fifteenth of the timeout share one, which fires that much after the timeout: each
-  // attempt has between the timeout and a fifteenth more (15 to 16 s by default).
+  // An AbortSignal.timeout for each attempt keeps a timer alive for the whole timeout, thousands
+  // at a time, and took a sixth of the CPU of a create with its delivery (docs/benchmark.md); the
+  // attempts started within a fifteenth of the timeout share one, which fires that much after
+  // the timeout: each attempt has between the timeout and a fifteenth more (15 to 16 s by default).
   private attemptDeadline (): AbortSignal {
     const now = performance.now()
     const within = this.timeoutMs * attemptsPerDeadlineWithin
     if (this.deadline === undefined || now - this.deadlineSince >= within) {
       this.deadline = AbortSignal.timeout(Math.ceil(this.timeoutMs + within))
-      // Every attempt in flight listens to it until its answer is closed, which may come just
-      // after the next attempt starts: more than Node's default of 10 is no leak.
-      setMaxListeners(2 * maxInFlightPerEndpoint, this.deadline)
+      // Every attempt in flight listens to it until its answer is closed, before its place is
+      // freed: up to maxInFlightPerEndpoint at once, more than Node's default of 10, and no leak.
+      setMaxListeners(maxInFlightPerEndpoint, this.deadline)
       this.deadlineSince = now
     }
     return this.deadline

@@ -151,7 +151,7 @@ test('a deep queue (16 or more waiting) is saturation once the process uses more
     load.interval(pacer, { cpu, answered: 800, waiting: 20 })
     limits.push(pacer.attemptsPerInterval)
   }
-  t.same(limits, [Infinity, Infinity, 200, 100, 50, 25, 12, 6], 'halved from the third interval on')
+  t.same(limits, [Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY, 200, 100, 50, 25, 12, 6], 'halved from the third interval on')
   load.interval(pacer, { cpu: 0.5, answered: 800, waiting: 15 })
   t.equal(pacer.attemptsPerInterval, 12, 'calm again below 60% of a core with fewer than 16 waiting')
 })
