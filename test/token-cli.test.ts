@@ -11,6 +11,10 @@ import { testFolder } from './support/test-folder.js'
 // What `npm run token -- create|list|revoke` do to a store; test/token-cli-refusals.test.ts has
 // the command lines and stores it refuses.
 
+// Every command starts a Node process of its own: the file took 87 s of the suite's 120 s per
+// file in a slow phase of a shared two-core machine. A machine twice as slow must not time it out.
+t.setTimeout(240_000)
+
 // Everything the database holds of its tokens, as bytes: every file of the SQLite database (its
 // WAL included), or every row of the PostgreSQL table as text.
 async function storedBytes (database: TestDatabase): Promise<Buffer> {
