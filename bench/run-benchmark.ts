@@ -355,6 +355,7 @@ async function subscribedScenarios (backend: string, service: ServerProcess, rec
 // and deleted once its webhooks have arrived, so that the store's other scenarios run without.
 function endpointDuringRuns (name: string, service: ServerProcess, receiver: ServerProcess): Scenario {
   let endpointId: string | undefined
+  const quietReceiver = quiet(receiver)
   const catchUp = reportCatchUp(service, receiver)
   return {
     name,
@@ -362,7 +363,7 @@ function endpointDuringRuns (name: string, service: ServerProcess, receiver: Ser
     token,
     nextRequest: create(randomIdBody),
     beforeRun: async () => {
-      await awaitQuietReceiver(receiver, 120)
+      await quietReceiver()
       endpointId = await registerEndpoint(service, token, `${receiver.baseUrl}/hook`)
     },
     afterRun: async (run) => {

@@ -32,11 +32,13 @@ export class EndpointConnection {
   private readonly path: string
   // Why the endpoint's address is refused, or undefined when it is not.
   private readonly refusal: Promise<unknown>
+  private readonly sharedDeadlineWithinMs: number
   private deadline: AbortSignal | undefined
   private deadlineSince = Number.NEGATIVE_INFINITY
 
   constructor (url: URL, policy: EndpointUrlPolicy, private readonly timeoutMs: number) {
     this.path = `${url.pathname}${url.search}`
+    this.sharedDeadlineWithinMs = timeoutMs * attemptsPerDeadlineWithin
     this.refusal = isIP(hostOf(url)) === 0
       ? Promise.resolve(undefined)
       : policy.addressesOf(url).then(() => undefined, (error: unknown) => error)
@@ -78,9 +80,8 @@ export class EndpointConnection {
   // the timeout: each attempt has between the timeout and a fifteenth more (15 to 16 s by default).
   private attemptDeadline (): AbortSignal {
     const now = performance.now()
-    const within = this.timeoutMs * attemptsPerDeadlineWithin
-    if (this.deadline === undefined || now - this.deadlineSince >= within) {
-      this.deadline = AbortSignal.timeout(Math.ceil(this.timeoutMs + within))
+    if (this.deadline === undefined || now - this.deadlineSince >= this.sharedDeadlineWithinMs) {
+      this.deadline = AbortSignal.timeout(Math.ceil(this.timeoutMs + this.sharedDeadlineWithinMs))
       // Every attempt in flight listens to it until its answer is closed, before its place is
       // freed: up to maxInFlightPerEndpoint at once, more than Node's default of 10, and no leak.
       setMaxListeners(maxInFlightPerEndpoint, this.deadline)

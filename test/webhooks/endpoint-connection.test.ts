@@ -2,9 +2,11 @@ import { once } from 'node:events'
 import { createServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { performance } from 'node:perf_hooks'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { test, type Test } from 'tap'
 import { EndpointConnection } from '../../src/webhooks/endpoint-connection.js'
 import { EndpointUrlPolicy } from '../../src/webhooks/endpoint-url-policy.js'
+import { startWebhookReceiver } from '../support/webhook-receiver.js'
 
 const timeoutMs = 1000
 const attempt = { headers: { 'webhook-id': 'msg_1' }, body: '{}' }
@@ -50,7 +52,7 @@ test('an attempt whose answer never ends is ended after the timeout (at most a f
   // Several at once, and one started 30 ms later, within the fifteenth of the timeout (67 ms) in
   // which attempts share a deadline: it too has its whole timeout.
   const later = async (): Promise<{ outcome: unknown, ms: number }> => {
-    await new Promise((resolve) => setTimeout(resolve, 30))
+    await sleep(30)
     return timed(async () => delivered.send(attempt))
   }
   const attempts = await Promise.all([
@@ -66,15 +68,8 @@ test('an attempt whose answer never ends is ended after the timeout (at most a f
 })
 
 test('attempts that end in time leave no listener behind to warn of a leak', async (t) => {
-  const server = createServer((request, response) => {
-    request.resume()
-    request.on('end', () => response.end('ok'))
-  })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  t.teardown(() => server.close())
-  const url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`)
-  const connection = new EndpointConnection(url, new EndpointUrlPolicy('only'), 15_000)
+  const receiver = await startWebhookReceiver(t)
+  const connection = new EndpointConnection(new URL('/hook', receiver.url), new EndpointUrlPolicy('only'), 15_000)
   t.teardown(async () => connection.close())
   const warnings: Error[] = []
   const onWarning = (warning: Error): void => { warnings.push(warning) }
