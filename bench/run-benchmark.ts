@@ -10,7 +10,7 @@ import { type BenchRequest, runLoad } from './load.js'
 import { formatTable, type Measurement, median, type ScenarioSummary } from './report.js'
 import { type ServerProcess, startServerProcess } from './server-process.js'
 import {
-  lastMillionCursors, storeTenMillionPlants, storeTenMillionPlantsInPostgres, tenMillionPlantId,
+  type LargeStoreShape, lastMillionCursors, storeTenMillionPlants, storeTenMillionPlantsInPostgres, tenMillionPlantId,
 } from './ten-million-plants.js'
 import { startScriptNodeOptions } from '../test/support/start-script.js'
 import {
@@ -35,6 +35,9 @@ const { values: options } = parseArgs({
     // How many plants the large stores hold: ten million, or others for the cost of a create
     // as a store grows (`--stored 100000000 --only "random ids$"`).
     stored: { type: 'string', default: '10000000' },
+    // The large stores with every leaf full, as an import sorted by id leaves them, rather than
+    // as creates with random ids grow them (bench/ten-million-plants.ts).
+    packed: { type: 'boolean', default: false },
   },
 })
 const onlyScenarios = new RegExp(options.only)
@@ -59,6 +62,7 @@ const freshBody = (): string => plantBody(++lastFreshId)
 // (some 10^6 ids drawn from 4.5 × 10^15) not to matter.
 const randomIdBody = (): string => plantBody(BigInt(Math.floor(Math.random() * 2 ** 52)))
 const stored = Number(options.stored)
+const largeStoreShape: LargeStoreShape = options.packed ? 'packed' : 'grown'
 const storedLabel = stored % 1_000_000 === 0 ? `${stored / 1_000_000}M` : stored.toLocaleString('en-US')
 const tenMillionScenario = `SQLite, ${storedLabel} stored, random ids`
 // Reads on the same store: plants that exist, picked at random; the first page of the list; and
@@ -158,8 +162,8 @@ async function main (): Promise<void> {
     // plants (or --stored).
     if ([...tenMillionScenarios, tenMillionWebhookScenario].some(isSelected)) {
       const largeStore = join(workFolder, 'large-store.db')
-      process.stdout.write(`storing ${stored.toLocaleString('en-US')} plants in a SQLite file… `)
-      process.stdout.write(`done in ${(await storeTenMillionPlants(largeStore, stored)).toFixed(1)} s\n`)
+      process.stdout.write(`storing ${stored.toLocaleString('en-US')} plants in a SQLite file, ${largeStoreShape}… `)
+      process.stdout.write(`done in ${(await storeTenMillionPlants(largeStore, stored, largeStoreShape)).toFixed(1)} s\n`)
       // Read only when the pages are measured: on a large store, reaching its last tenth takes a while.
       const cursors = isSelected(tenMillionLastPagesScenario) ? lastMillionCursors(largeStore, 1000, pageSize, stored) : []
       let nextCursor = 0
@@ -214,8 +218,8 @@ async function main (): Promise<void> {
         const largeUrl = new URL(postgres.url)
         largeUrl.searchParams.set('options', `-c search_path=${postgres.schema}_large`)
         const postgresLarge = started(await startService(largeUrl.toString(), join(workFolder, 'postgres-large.log')))
-        process.stdout.write(`storing ${stored.toLocaleString('en-US')} plants in PostgreSQL… `)
-        process.stdout.write(`done in ${(await storeTenMillionPlantsInPostgres(largeUrl.toString(), stored)).toFixed(1)} s\n`)
+        process.stdout.write(`storing ${stored.toLocaleString('en-US')} plants in PostgreSQL, ${largeStoreShape}… `)
+        process.stdout.write(`done in ${(await storeTenMillionPlantsInPostgres(largeUrl.toString(), stored, largeStoreShape)).toFixed(1)} s\n`)
         serviceScenarios.push({ name: postgresTenMillionScenario, server: postgresLarge, token, nextRequest: create(randomIdBody) })
         if (receiver !== undefined) serviceScenarios.push(endpointDuringRuns(postgresTenMillionWebhookScenario, postgresLarge, receiver))
       }
