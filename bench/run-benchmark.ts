@@ -63,16 +63,16 @@ const freshBody = (): string => plantBody(++lastFreshId)
 const randomIdBody = (): string => plantBody(BigInt(Math.floor(Math.random() * 2 ** 52)))
 const stored = Number(options.stored)
 const largeStoreShape: LargeStoreShape = options.packed ? 'packed' : 'grown'
-const storedLabel = stored % 1_000_000 === 0 ? `${stored / 1_000_000}M` : stored.toLocaleString('en-US')
-const tenMillionScenario = `SQLite, ${storedLabel} stored, random ids`
+const storedLabel = `${stored % 1_000_000 === 0 ? `${stored / 1_000_000}M` : stored.toLocaleString('en-US')} stored${options.packed ? ' (packed)' : ''}`
+const tenMillionScenario = `SQLite, ${storedLabel}, random ids`
 // Reads on the same store: plants that exist, picked at random; the first page of the list; and
 // pages from the last million ids, which a keyset page reaches as fast as the first.
-const tenMillionGetScenario = `SQLite, ${storedLabel} stored, getPlant random ids`
-const tenMillionFirstPageScenario = `SQLite, ${storedLabel} stored, listPlants first page`
-const tenMillionLastPagesScenario = `SQLite, ${storedLabel} stored, listPlants last million`
+const tenMillionGetScenario = `SQLite, ${storedLabel}, getPlant random ids`
+const tenMillionFirstPageScenario = `SQLite, ${storedLabel}, listPlants first page`
+const tenMillionLastPagesScenario = `SQLite, ${storedLabel}, listPlants last million`
 const tenMillionScenarios = [tenMillionScenario, tenMillionGetScenario, tenMillionFirstPageScenario, tenMillionLastPagesScenario]
 const pageSize = 100
-const postgresTenMillionScenario = `PostgreSQL, ${storedLabel} stored, random ids`
+const postgresTenMillionScenario = `PostgreSQL, ${storedLabel}, random ids`
 // Creates with one webhook endpoint subscribed, and with a receiver down and a million messages
 // waiting, each compared with the same creates on a store with none. The random ids' and the
 // large stores' creates with an endpoint say what webhooks take from issue 26's ratios.
