@@ -16,7 +16,7 @@ const idSpace = 2n ** 52n
 // (docs/benchmark.md measures both).
 export type LargeStoreShape = 'grown' | 'packed'
 const plantDocument = '{"name":"Fern","tag":"shade"}'
-// As long as a plant's, so that deleting the fillers frees a ninth of the leaves' bytes.
+// As long as a plant's, so that deleting the fillers frees a tenth of the leaves' bytes.
 const fillerDocument = '{"name":"Fill","tag":"shade"}'
 const sqlitePlantIds = (stored: number): string => `WITH RECURSIVE counter (x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM counter WHERE x < ${stored})
   SELECT (x * ${idMultiplier}) % ${idSpace} AS id FROM counter`
@@ -25,7 +25,7 @@ const sqlitePlantIds = (stored: number): string => `WITH RECURSIVE counter (x) A
 // migrations make the tables, then the plants are inserted in id order, which packs every leaf.
 // Grown, a filler goes in just after every ninth plant in id order (at its id plus one, which no
 // plant has: that would take two x's some 10^15 apart), and the fillers are deleted after, each
-// leaf keeping eight ninths of its entries. About 40 s and 480 MB grown, 16 s and 430 MB packed,
+// leaf keeping nine tenths of its entries. About 40 s and 480 MB grown, 16 s and 430 MB packed,
 // on the machine of docs/benchmark.md's table. Resolves with the seconds it took.
 export async function storeTenMillionPlants (filename: string, stored = tenMillion, shape: LargeStoreShape = 'grown'): Promise<number> {
   return prefillSqliteStore(filename, (database) => {
