@@ -25,7 +25,7 @@ const projectRoot = join(import.meta.dirname, '..')
 function copyProject (t: Test): string {
   const copy = mkdtempSync(join(tmpdir(), 'plant-store-workflow-'))
   t.teardown(() => rmSync(copy, { recursive: true, force: true }))
-  for (const entry of ['openapi.yaml', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'src', 'generated', 'test', 'scripts']) {
+  for (const entry of ['openapi.yaml', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'src', 'generated', 'test', 'scripts', 'bench']) {
     cpSync(join(projectRoot, entry), join(copy, entry), { recursive: true })
   }
   symlinkSync(join(projectRoot, 'node_modules'), join(copy, 'node_modules'))
