@@ -1,11 +1,15 @@
 import { createServer } from 'node:http'
 import { once } from 'node:events'
 import type { AddressInfo } from 'node:net'
+import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { loadOpenApiDocument } from '../src/spec/openapi-document.js'
+import { Database } from '../src/store/sqlite/sqlite-driver.js'
+import { SqlitePlantStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { buildTestApp } from './support/helper.js'
 import { testOnEveryBackend } from './support/test-databases.js'
+import { testFolder } from './support/test-folder.js'
 import { startWebhookReceiver } from './support/webhook-receiver.js'
 import { asManager, registerEndpoint, verifiedDelivery, webhookTestSettings } from './support/webhooks.js'
 
@@ -130,6 +134,24 @@ testOnEveryBackend(t, 'messages wait in the store while the receiver is down, ac
   for (let waited = 0; received.length < 5 && waited < 10_000; waited += 50) await sleep(50)
   t.same(received.map(({ body }) => (JSON.parse(body) as { data: { id: number } }).data.id).sort(), [1, 2, 3, 4, 5], 'every create, once')
   for (const delivery of received) verifiedDelivery(t, delivery, secret)
+})
+
+// Such rows are left by a batch racing the endpoint's deletion on PostgreSQL
+// (test/store/message-bundles.test.ts); here a SQLite file holds them, written by hand.
+t.test('messages owed to an endpoint that no longer exists are deleted once deliveries start', async (t) => {
+  const filename = join(testFolder(t), 'plants.db')
+  const migrated = await SqlitePlantStore.open({ filename })
+  await migrated.close()
+  const byHand = new Database(filename)
+  t.teardown(() => byHand.close())
+  byHand.prepare(`INSERT INTO webhook_messages (endpoint_id, message_id, event, body, committed_at, next_attempt_at)
+    VALUES ('00000000-0000-4000-8000-0000000000ff', 'msg_00000000000000000000000000000001', 'newPlant', '{}', 1, 1)`).run()
+  const leftRows = byHand.prepare('SELECT count(*) FROM webhook_messages').pluck()
+  t.equal(leftRows.get(), 1)
+  const app = await buildTestApp(t, { ...webhookTestSettings, DATABASE_URL: `sqlite:${filename}` })
+  await app.send({ method: 'GET', url: '/health' })
+  for (let waited = 0; leftRows.get() !== 0 && waited < 10_000; waited += 50) await sleep(50)
+  t.equal(leftRows.get(), 0, 'swept')
 })
 
 testOnEveryBackend(t, 'two instances on one database deliver each message once', async (t, database) => {

@@ -86,4 +86,9 @@ export interface WebhookStore {
   disableEndpoint (endpointId: string, at: number, reason: string): Promise<void>
   // Messages waiting for an attempt, over every endpoint.
   pendingMessages (): Promise<number>
+  // Deletes the messages, bundled or not, of endpoints that no longer exist, and answers how
+  // many. On PostgreSQL a statement that began before an endpoint's deletion committed may write
+  // it messages after; on SQLite every write reads the endpoints under the file's write lock, and
+  // this finds none unless the file was changed by hand.
+  deleteMessagesOfDeletedEndpoints (): Promise<number>
 }

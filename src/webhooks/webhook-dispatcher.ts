@@ -4,6 +4,7 @@ import { type DeliveryServices, EndpointDelivery } from './endpoint-delivery.js'
 import type { WebhookOutbox } from './webhook-outbox.js'
 
 export interface DispatcherLogger {
+  info (details: object, message: string): void
   warn (details: object, message: string): void
 }
 
@@ -18,6 +19,9 @@ const renewEveryMs = 2000
 const closeWaitMs = 2000
 // A failure to reach the store is logged once a minute at most while it lasts.
 const warnEveryMs = 60_000
+// How often the messages of deleted endpoints are looked for (src/store/webhook-store.ts): rows
+// left by a write that raced an endpoint's deletion, which no delivery would ever read.
+const sweepEveryMs = 60_000
 
 // The deliveries of this instance: the endpoints whose lease it holds, each delivering on its
 // own (src/webhooks/endpoint-delivery.ts), so that one slow or dead endpoint delays no other.
@@ -32,6 +36,7 @@ export class WebhookDispatcher {
   private stopped = false
   private nextLeaseAt = 0
   private nextSubscriptionsAt = 0
+  private nextSweepAt = 0
   private enabledEndpoints = 0
   private lastWarnedAt = 0
   private rounds = 0
@@ -107,6 +112,11 @@ export class WebhookDispatcher {
     if (now >= this.nextLeaseAt && (this.enabledEndpoints > 0 || this.deliveries.size > 0)) {
       await this.renewLeases(now)
       this.nextLeaseAt = now + renewEveryMs
+    }
+    if (now >= this.nextSweepAt) {
+      this.nextSweepAt = now + sweepEveryMs
+      const deleted = await this.store.deleteMessagesOfDeletedEndpoints()
+      if (deleted > 0) this.logger.info({ deleted }, 'deleted the webhook messages of endpoints deleted while they were being written')
     }
     for (const delivery of this.deliveries.values()) await delivery.flushDue(now)
     this.services.pacer.tick(performance.now())

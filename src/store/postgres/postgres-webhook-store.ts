@@ -60,8 +60,36 @@ const selectDue = `SELECT seq, message_id, event, body, traceparent, committed_a
 const deleteEndpoint = `WITH messages AS (DELETE FROM webhook_messages WHERE endpoint_id = $1),
   bundles AS (DELETE FROM webhook_message_bundles WHERE endpoint_id = $1)
   DELETE FROM webhook_endpoints WHERE id = $1 RETURNING id`
-const countPending = `SELECT (SELECT count(*) FROM webhook_messages WHERE next_attempt_at IS NOT NULL)
-  + (SELECT coalesce(sum(message_count), 0) FROM webhook_message_bundles) AS count`
+// Only what an endpoint is owed: rows left by a deleted endpoint (below) are not waiting for anyone.
+const countPending = `SELECT (SELECT count(*) FROM webhook_messages m WHERE m.next_attempt_at IS NOT NULL
+      AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = m.endpoint_id))
+  + (SELECT coalesce(sum(b.message_count), 0) FROM webhook_message_bundles b
+      WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = b.endpoint_id)) AS count`
+// A statement that began before an endpoint's deletion committed reads the endpoint in its own
+// snapshot (READ COMMITTED) and may write it messages after the deletion: a batch of creates
+// waiting on a conflicting insert, or an unpack of its bundles. Those rows are owed to no one, and
+// are deleted here, in one statement. The endpoints that are owed anything are found by skipping
+// through each table's index on endpoint_id, one descent per endpoint however many rows wait.
+const deleteMessagesOfDeletedEndpoints = `WITH RECURSIVE message_owners (endpoint_id) AS (
+  (SELECT endpoint_id FROM webhook_messages ORDER BY endpoint_id LIMIT 1)
+  UNION ALL
+  SELECT (SELECT m.endpoint_id FROM webhook_messages m WHERE m.endpoint_id > o.endpoint_id ORDER BY m.endpoint_id LIMIT 1)
+  FROM message_owners o WHERE o.endpoint_id IS NOT NULL
+), bundle_owners (endpoint_id) AS (
+  (SELECT endpoint_id FROM webhook_message_bundles ORDER BY endpoint_id LIMIT 1)
+  UNION ALL
+  SELECT (SELECT b.endpoint_id FROM webhook_message_bundles b WHERE b.endpoint_id > o.endpoint_id ORDER BY b.endpoint_id LIMIT 1)
+  FROM bundle_owners o WHERE o.endpoint_id IS NOT NULL
+), deleted_owners AS (
+  SELECT endpoint_id FROM message_owners WHERE endpoint_id IS NOT NULL
+  UNION SELECT endpoint_id FROM bundle_owners WHERE endpoint_id IS NOT NULL
+  EXCEPT SELECT id FROM webhook_endpoints
+), messages AS (
+  DELETE FROM webhook_messages WHERE endpoint_id IN (SELECT endpoint_id FROM deleted_owners) RETURNING 1
+), bundles AS (
+  DELETE FROM webhook_message_bundles WHERE endpoint_id IN (SELECT endpoint_id FROM deleted_owners) RETURNING message_count
+)
+SELECT (SELECT count(*) FROM messages) + (SELECT coalesce(sum(message_count), 0) FROM bundles) AS count`
 
 // The endpoints and their outbox in PostgreSQL; every statement runs in autocommit on the pool.
 export class PostgresWebhookStore implements WebhookStore {
@@ -181,6 +209,11 @@ export class PostgresWebhookStore implements WebhookStore {
 
   async pendingMessages (): Promise<number> {
     const { rows } = await this.runQuery<{ count: Bigint }>({ text: countPending })
+    return Number(rows[0]?.count ?? 0)
+  }
+
+  async deleteMessagesOfDeletedEndpoints (): Promise<number> {
+    const { rows } = await this.runQuery<{ count: Bigint }>({ name: 'delete-messages-of-deleted-endpoints', text: deleteMessagesOfDeletedEndpoints })
     return Number(rows[0]?.count ?? 0)
   }
 }

@@ -92,10 +92,30 @@ export class SqliteWebhookStore implements WebhookStore {
         SET last_failure_at = ?, last_failure_reason = ?, failing_since = coalesce(failing_since, ?) WHERE id = ?`),
       recordSuccess: database.prepare('UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL'),
       disable: database.prepare('UPDATE webhook_endpoints SET disabled_at = ?, disabled_reason = ?, lease_owner = NULL, lease_until = NULL WHERE id = ?'),
-      countPending: database.prepare<[], bigint>(`SELECT (SELECT count(*) FROM webhook_messages WHERE next_attempt_at IS NOT NULL)
-        + (SELECT coalesce(sum(message_count), 0) FROM webhook_message_bundles)`).pluck(),
+      // Only what an endpoint is owed, as on PostgreSQL (src/store/postgres/postgres-webhook-store.ts).
+      countPending: database.prepare<[], bigint>(`SELECT (SELECT count(*) FROM webhook_messages m WHERE m.next_attempt_at IS NOT NULL
+            AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = m.endpoint_id))
+        + (SELECT coalesce(sum(b.message_count), 0) FROM webhook_message_bundles b
+            WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = b.endpoint_id))`).pluck(),
+      // The endpoints owed rows that no longer exist, found by skipping through each table's
+      // index on endpoint_id: one descent per endpoint, however many rows wait.
+      selectDeletedOwners: database.prepare<[], string>(`WITH RECURSIVE message_owners (endpoint_id) AS (
+          SELECT (SELECT endpoint_id FROM webhook_messages ORDER BY endpoint_id LIMIT 1)
+          UNION ALL
+          SELECT (SELECT m.endpoint_id FROM webhook_messages m WHERE m.endpoint_id > o.endpoint_id ORDER BY m.endpoint_id LIMIT 1)
+          FROM message_owners o WHERE o.endpoint_id IS NOT NULL
+        ), bundle_owners (endpoint_id) AS (
+          SELECT (SELECT endpoint_id FROM webhook_message_bundles ORDER BY endpoint_id LIMIT 1)
+          UNION ALL
+          SELECT (SELECT b.endpoint_id FROM webhook_message_bundles b WHERE b.endpoint_id > o.endpoint_id ORDER BY b.endpoint_id LIMIT 1)
+          FROM bundle_owners o WHERE o.endpoint_id IS NOT NULL
+        )
+        SELECT endpoint_id FROM message_owners WHERE endpoint_id IS NOT NULL
+        UNION SELECT endpoint_id FROM bundle_owners WHERE endpoint_id IS NOT NULL
+        EXCEPT SELECT id FROM webhook_endpoints`).pluck(),
+      deleteOwnedBundles: database.prepare<[string], bigint>('DELETE FROM webhook_message_bundles WHERE endpoint_id = ? RETURNING message_count').pluck(),
     }
-    const { deleteEndpoint, deleteEndpointMessages, deleteEndpointBundles, deleteMessage } = this.statements
+    const { deleteEndpoint, deleteEndpointMessages, deleteEndpointBundles, deleteMessage, selectDeletedOwners, deleteOwnedBundles } = this.statements
     this.deleteEndpointAndMessages = database.transaction((id: string) => {
       deleteEndpointMessages.run(id)
       deleteEndpointBundles.run(id)
@@ -104,10 +124,19 @@ export class SqliteWebhookStore implements WebhookStore {
     this.deleteDelivered = database.transaction((seqs: readonly number[]) => {
       for (const seq of seqs) deleteMessage.run(seq)
     })
+    this.deleteOwnedByNoOne = database.transaction(() => {
+      let deleted = 0
+      for (const endpointId of selectDeletedOwners.all()) {
+        deleted += deleteEndpointMessages.run(endpointId).changes
+        for (const messageCount of deleteOwnedBundles.all(endpointId)) deleted += Number(messageCount)
+      }
+      return deleted
+    })
   }
 
   private readonly deleteEndpointAndMessages: Transaction<(id: string) => boolean>
   private readonly deleteDelivered: (seqs: readonly number[]) => void
+  private readonly deleteOwnedByNoOne: Transaction<() => number>
 
   async createEndpoint ({ id, url, events, secret, createdAt }: NewWebhookEndpointRow): Promise<void> {
     this.run(() => this.statements.insertEndpoint.run(id, url, events === null ? null : JSON.stringify(events), secret, createdAt))
@@ -199,5 +228,12 @@ export class SqliteWebhookStore implements WebhookStore {
 
   async pendingMessages (): Promise<number> {
     return Number(this.run(() => this.statements.countPending.get()))
+  }
+
+  // The write lock is asked for only when there is something to delete, which on SQLite there
+  // should never be (src/store/webhook-store.ts).
+  async deleteMessagesOfDeletedEndpoints (): Promise<number> {
+    if (this.run(() => this.statements.selectDeletedOwners.all()).length === 0) return 0
+    return this.run(() => this.deleteOwnedByNoOne.immediate())
   }
 }
