@@ -10,7 +10,7 @@ import { type BenchRequest, runLoad } from './load.js'
 import { formatTable, type Measurement, median, type ScenarioSummary } from './report.js'
 import { type ServerProcess, startServerProcess } from './server-process.js'
 import {
-  type LargeStoreShape, lastMillionCursors, storeTenMillionPlants, storeTenMillionPlantsInPostgres, tenMillionPlantId,
+  type LargeStoreShape, lastMillionCursors, randomPlantId, storeTenMillionPlants, storeTenMillionPlantsInPostgres, tenMillionPlantId,
 } from './ten-million-plants.js'
 import { startScriptNodeOptions } from '../test/support/start-script.js'
 import {
@@ -60,7 +60,7 @@ const freshBody = (): string => plantBody(++lastFreshId)
 // Ids drawn at random across 2^52, as clients with random or hashed ids send them: each lands
 // on another page of the table's index. A repeat is a replay (a 200 too), and rare enough
 // (some 10^6 ids drawn from 4.5 × 10^15) not to matter.
-const randomIdBody = (): string => plantBody(BigInt(Math.floor(Math.random() * 2 ** 52)))
+const randomIdBody = (): string => plantBody(randomPlantId())
 const stored = Number(options.stored)
 const largeStoreShape: LargeStoreShape = options.packed ? 'packed' : 'grown'
 const storedLabel = `${stored % 1_000_000 === 0 ? `${stored / 1_000_000}M` : stored.toLocaleString('en-US')} stored${options.packed ? ' (packed)' : ''}`

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { Database } from '../src/store/sqlite/sqlite-driver.js'
-import { type LargeStoreShape, storeTenMillionPlants } from './ten-million-plants.js'
+import { type LargeStoreShape, randomPlantId, storeTenMillionPlants } from './ten-million-plants.js'
 
 // `npm run bench:sqlite-inserts`: what SQLite and its driver spend on a create with a random id on a
 // large store of each shape (bench/ten-million-plants.ts), without HTTP or the service: batches
@@ -34,7 +34,7 @@ function microsecondsPerInsert (filename: string): number {
     const insertBatch = database.transaction((ids: readonly bigint[]) => {
       for (const id of ids) insert.run(id, '{"name":"Fern","tag":"shade"}')
     })
-    const randomIds = (): bigint[] => Array.from({ length: batchSize }, () => BigInt(Math.floor(Math.random() * 2 ** 52)))
+    const randomIds = (): bigint[] => Array.from({ length: batchSize }, randomPlantId)
     const before = process.cpuUsage()
     for (let batch = 1; batch <= batches; batch++) {
       insertBatch(randomIds())

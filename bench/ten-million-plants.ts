@@ -66,6 +66,10 @@ export async function storeTenMillionPlantsInPostgres (url: string, stored = ten
   }
 }
 
+// An id drawn at random across 2^52, as a client with hashed or random ids sends: the ids the
+// creates on these stores are measured with.
+export const randomPlantId = (): bigint => BigInt(Math.floor(Math.random() * 2 ** 52))
+
 // The id of the store's x-th plant, x from 1 to ten million, as storeTenMillionPlants wrote it.
 export function tenMillionPlantId (x: number): bigint {
   return (BigInt(x) * idMultiplier) % idSpace

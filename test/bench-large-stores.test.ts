@@ -4,6 +4,7 @@ import { type LargeStoreShape, storeTenMillionPlants, storeTenMillionPlantsInPos
 import { PostgresPlantStore } from '../src/store/postgres/postgres-plant-store.js'
 import { Database } from '../src/store/sqlite/sqlite-driver.js'
 import { type PostgresTestDatabase, postgresSkipReason, postgresTestDatabase, readPostgresPlants, runAsAdmin, testPostgresUrl } from './support/test-databases.js'
+import { readStoredIds } from './support/stored-plants.js'
 import { testFolder } from './support/test-folder.js'
 
 // The benchmark's large stores (bench/ten-million-plants.ts), small: every plant they promise is
@@ -17,18 +18,14 @@ const inRandomOrder = (ids: readonly bigint[]): bigint[] => ids.map((id) => ({ i
   .sort((a, b) => a.key - b.key).map(({ id }) => id)
 const plantDocument = '{"name":"Fern","tag":"shade"}'
 
-function withDatabase<Result> (filename: string, read: (database: Database) => Result): Result {
+function sqliteLeafPages (filename: string): number {
   const database = new Database(filename, { readonly: true })
   try {
-    database.defaultSafeIntegers(true)
-    return read(database)
+    return database.prepare<[], number>("SELECT count(*) FROM dbstat WHERE name = 'plants' AND pagetype = 'leaf'").pluck().get()!
   } finally {
     database.close()
   }
 }
-
-const sqliteLeafPages = (filename: string): number => withDatabase(filename, (database) => Number(database.prepare(
-  "SELECT count(*) FROM dbstat WHERE name = 'plants' AND pagetype = 'leaf'").pluck().get()))
 
 t.test('SQLite: a grown store has the leaves of random inserts, a packed one fewer', async (t) => {
   const folder = testFolder(t)
@@ -40,7 +37,7 @@ t.test('SQLite: a grown store has the leaves of random inserts, a packed one few
   for (const shape of ['grown', 'packed'] as LargeStoreShape[]) {
     const filename = `${folder}/${shape}.db`
     await storeTenMillionPlants(filename, stored, shape)
-    t.same(withDatabase(filename, (database) => database.prepare('SELECT id FROM plants ORDER BY id').pluck().all()), inIdOrder(plantIds), `${shape}: the plants`)
+    t.same(readStoredIds(filename), inIdOrder(plantIds), `${shape}: the plants`)
     const leaves = sqliteLeafPages(filename)
     const [low, high] = shape === 'grown' ? [0.96, 1.04] : [0.8, 0.95]
     t.ok(leaves >= randomLeaves * low && leaves <= randomLeaves * high, `${shape}: ${leaves} leaves, random inserts ${randomLeaves}`)
