@@ -202,6 +202,7 @@ async function main (): Promise<void> {
     if (typeof postgres === 'string') {
       process.stdout.write(`PostgreSQL skipped: ${postgres}\n`)
     } else {
+      process.stdout.write(`${postgres.description}\n`)
       cleanups.push(postgres.drop)
       checkpointPostgres = postgres.checkpoint
       const service = started(await startService(postgres.url, join(workFolder, 'postgres.log')))
@@ -478,8 +479,18 @@ async function measure (scenario: Scenario, seconds: number): Promise<RunMeasure
   }
 }
 
+interface BenchPostgres {
+  // The server's version and the memory it caches pages in: a create with a random id on ten
+  // million plants reads a leaf of the id's index, from shared_buffers or from the kernel.
+  readonly description: string
+  readonly url: string
+  readonly schema: string
+  readonly checkpoint: () => Promise<void>
+  readonly drop: () => Promise<void>
+}
+
 // A schema of its own, dropped afterwards; or why PostgreSQL cannot be benchmarked here.
-async function preparePostgres (url: string): Promise<string | { url: string, schema: string, checkpoint: () => Promise<void>, drop: () => Promise<void> }> {
+async function preparePostgres (url: string): Promise<string | BenchPostgres> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 })
   try {
     await client.connect()
@@ -487,7 +498,11 @@ async function preparePostgres (url: string): Promise<string | { url: string, sc
     return `PostgreSQL is not reachable at ${url} (${error instanceof Error ? error.message : String(error)}); set BENCH_POSTGRES_URL`
   }
   const schema = `plant_store_bench_${randomBytes(6).toString('hex')}`
+  let description: string
   try {
+    const { rows } = await client.query<{ version: string, shared_buffers: string }>(
+      "SELECT current_setting('server_version') AS version, current_setting('shared_buffers') AS shared_buffers")
+    description = `PostgreSQL ${rows[0]!.version}, shared_buffers ${rows[0]!.shared_buffers}`
     await client.query(`CREATE SCHEMA ${schema}`)
     await client.query(`CREATE SCHEMA ${schema}_webhooks`)
     await client.query(`CREATE SCHEMA ${schema}_large`)
@@ -498,6 +513,7 @@ async function preparePostgres (url: string): Promise<string | { url: string, sc
   const withSchema = new URL(url)
   withSchema.searchParams.set('options', `-c search_path=${schema}`)
   return {
+    description,
     url: withSchema.toString(),
     schema,
     checkpoint: async () => {
