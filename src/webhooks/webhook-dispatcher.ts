@@ -113,11 +113,6 @@ export class WebhookDispatcher {
       await this.renewLeases(now)
       this.nextLeaseAt = now + renewEveryMs
     }
-    if (now >= this.nextSweepAt) {
-      this.nextSweepAt = now + sweepEveryMs
-      const deleted = await this.store.deleteMessagesOfDeletedEndpoints()
-      if (deleted > 0) this.logger.info({ deleted }, 'deleted the webhook messages of endpoints deleted while they were being written')
-    }
     for (const delivery of this.deliveries.values()) await delivery.flushDue(now)
     this.services.pacer.tick(performance.now())
     // Each round starts with the next endpoint, so that, while the pacer holds attempts back,
@@ -125,6 +120,20 @@ export class WebhookDispatcher {
     const deliveries = [...this.deliveries.values()]
     const first = deliveries.length === 0 ? 0 : this.rounds++ % deliveries.length
     for (const delivery of [...deliveries.slice(first), ...deliveries.slice(0, first)]) await delivery.pump(now, this.nudge)
+    if (now >= this.nextSweepAt) {
+      this.nextSweepAt = now + sweepEveryMs
+      await this.sweepMessagesOfDeletedEndpoints()
+    }
+  }
+
+  // Housekeeping, after the round's attempts: its failure is told, and cancels no delivery.
+  private async sweepMessagesOfDeletedEndpoints (): Promise<void> {
+    try {
+      const deleted = await this.store.deleteMessagesOfDeletedEndpoints()
+      if (deleted > 0) this.logger.info({ deleted }, 'deleted the webhook messages written for endpoints as they were deleted')
+    } catch (error) {
+      this.logger.warn({ err: error }, 'the webhook messages of deleted endpoints wait for the next sweep: the store cannot be written now')
+    }
   }
 
   // Endpoints deleted or disabled elsewhere, or leased by another instance, are let go.

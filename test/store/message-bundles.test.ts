@@ -142,15 +142,26 @@ function testBundles (t: Test, openStore: (t: Test) => Promise<PlantStore>): voi
 }
 
 // Rows owed to an endpoint that no longer exists (`leftRows` counts them, bundled messages one
-// each) are not counted as pending, and the sweep deletes them and nothing else.
+// each) are not counted as pending, and the sweep deletes them and nothing else: the live
+// endpoints keep what they are owed, rows and bundles alike.
 async function checkLeftRowsSwept (t: Test, store: PlantStore, leftRows: () => Promise<number>, left: number): Promise<void> {
+  const owed = async (): Promise<number[]> => (await store.webhooks.listEndpoints()).map(({ pendingMessages }) => pendingMessages)
+  const owedBefore = await owed()
+  t.ok(owedBefore.some((pending) => pending > 0), 'a live endpoint is owed messages')
   t.equal(await leftRows(), left, 'rows are left for the deleted endpoint')
-  const pendingBefore = (await store.webhooks.listEndpoints()).reduce((sum, { pendingMessages }) => sum + pendingMessages, 0)
-  t.equal(await store.webhooks.pendingMessages(), pendingBefore, 'only what an endpoint is owed is pending')
+  t.equal(await store.webhooks.pendingMessages(), owedBefore.reduce((sum, pending) => sum + pending, 0), 'only what an endpoint is owed is pending')
   t.equal(await store.webhooks.deleteMessagesOfDeletedEndpoints(), left, 'the sweep says how many it deleted')
   t.equal(await leftRows(), 0, 'none is left')
-  t.equal(await store.webhooks.pendingMessages(), pendingBefore, 'what the endpoints are owed is kept')
+  t.same(await owed(), owedBefore, 'every live endpoint is owed what it was')
   t.equal(await store.webhooks.deleteMessagesOfDeletedEndpoints(), 0, 'a second sweep finds nothing')
+}
+
+// An endpoint owed both kinds of rows: a message unpacked by a read, and a bundle written since.
+const alsoEveryEvent = '00000000-0000-4000-8000-000000000003'
+async function oweRowsAndABundle (store: PlantStore, endpointId: string, ids: readonly bigint[]): Promise<void> {
+  await store.createPlant(plantRow({ id: ids[0]!, name: 'Moss' }))
+  await store.webhooks.dueMessages(endpointId, Date.now() + 1000, beforeEveryMessage, 1)
+  await store.createPlant(plantRow({ id: ids[1]!, name: 'Moss' }))
 }
 
 t.test('SQLite', async (t) => {
@@ -161,12 +172,13 @@ t.test('SQLite', async (t) => {
   })
 
   // Every SQLite write reads the endpoints under the write lock, so no race leaves such rows;
-  // they are written here by hand, as a file edited elsewhere might hold them.
+  // they are written here by hand, as a file edited elsewhere might hold them, for an id that
+  // sorts after the live endpoints' (the lookup steps past theirs to find it).
   t.test('messages of an endpoint that no longer exists are not counted, and are swept', async (t) => {
     const filename = `${testFolder(t)}/plants.db`
     const store = await storeWithEndpoints(await SqlitePlantStore.open({ filename }))
     t.teardown(() => store.close())
-    await Promise.all([1n, 2n].map(async (id) => store.createPlant(plantRow({ id, name: 'Fern' }))))
+    await oweRowsAndABundle(store, everyEvent, [1n, 2n])
     const gone = '00000000-0000-4000-8000-0000000000ff'
     const byHand = new Database(filename)
     t.teardown(() => byHand.close())
@@ -213,33 +225,40 @@ t.test('PostgreSQL', { skip: postgresSkipReason }, async (t) => {
 
   // The race itself: a batch of creates whose statement began before the endpoint's deletion
   // (held here by another transaction's insert of one of its ids) writes the endpoint a bundle
-  // after the deletion committed, from the snapshot it began with.
+  // after the deletion committed, from the snapshot it began with. A message row is added by
+  // hand too (an unpack racing the deletion leaves those), and a live endpoint whose id sorts
+  // after the deleted one's is owed rows and a bundle.
   t.test('a batch that began before its endpoint was deleted leaves it messages, which are not counted and are swept', async (t) => {
     const database = await postgresTestDatabase(t)
     const store = await storeWithEndpoints(await PostgresPlantStore.open({ connectionString: database.url, poolSize: 2 }))
     t.teardown(() => store.close())
+    await store.webhooks.createEndpoint({ id: alsoEveryEvent, url: 'http://127.0.0.1:1/also', events: null, secret: 'whsec_c', createdAt: now + 2 })
+    await oweRowsAndABundle(store, alsoEveryEvent, [1n, 2n])
     const other = new pg.Client({ connectionString: database.url })
     await other.connect()
     t.teardown(() => other.end())
-    await store.createPlant(plantRow({ id: 1n, name: 'Fern' }))
 
     await other.query('BEGIN')
     await other.query('INSERT INTO plants (id, document) VALUES (5, \'{"name":"Fern"}\')')
     const creates = Promise.all([5n, 6n].map(async (id) => store.createPlant(plantRow({ id, name: 'Fern' }))))
-    const waitingBatch = "SELECT count(*)::integer AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%webhook_message_bundles%'"
-    for (let waited = 0; (await other.query<{ waiting: number }>(waitingBatch)).rows[0]!.waiting === 0; waited += 10) {
+    // The batch waits for this transaction: a session of this database that it blocks.
+    const waitingOnOther = `SELECT count(*)::integer AS waiting FROM pg_stat_activity
+      WHERE datname = current_database() AND pg_backend_pid() = ANY (pg_blocking_pids(pid))`
+    for (let waited = 0; (await other.query<{ waiting: number }>(waitingOnOther)).rows[0]!.waiting === 0; waited += 10) {
       if (waited > 10_000) throw new Error('the batch never waited for the other insert')
       await new Promise((resolve) => setTimeout(resolve, 10))
     }
     t.equal(await store.webhooks.deleteEndpoint(everyEvent), true, 'deleted while the batch waits')
     await other.query('ROLLBACK')
     t.same((await creates).map(({ created }) => created), [true, true], 'both created')
+    await other.query(`INSERT INTO webhook_messages (endpoint_id, message_id, event, body, committed_at, next_attempt_at)
+      VALUES ($1, 'msg_00000000000000000000000000000001', 'newPlant', '{}', $2, $2)`, [everyEvent, now])
 
     const leftRows = async (): Promise<number> => Number((await other.query<{ count: string }>(`SELECT
       (SELECT count(*) FROM webhook_messages WHERE endpoint_id = $1) + (SELECT coalesce(sum(message_count), 0) FROM webhook_message_bundles WHERE endpoint_id = $1) AS count`,
     [everyEvent])).rows[0]!.count)
-    await checkLeftRowsSwept(t, store, leftRows, 2)
-    t.equal(await store.webhooks.pendingMessages(), 0)
+    await checkLeftRowsSwept(t, store, leftRows, 3)
+    t.equal(await store.webhooks.pendingMessages(), 4, 'the live endpoint is still owed its four')
   })
 
   t.test('messages written a row each by the release before bundles are still delivered after the migration', async (t) => {

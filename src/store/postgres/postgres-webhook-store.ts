@@ -65,11 +65,12 @@ const countPending = `SELECT (SELECT count(*) FROM webhook_messages m WHERE m.ne
       AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = m.endpoint_id))
   + (SELECT coalesce(sum(b.message_count), 0) FROM webhook_message_bundles b
       WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = b.endpoint_id)) AS count`
-// A statement that began before an endpoint's deletion committed reads the endpoint in its own
-// snapshot (READ COMMITTED) and may write it messages after the deletion: a batch of creates
-// waiting on a conflicting insert, or an unpack of its bundles. Those rows are owed to no one, and
-// are deleted here, in one statement. The endpoints that are owed anything are found by skipping
-// through each table's index on endpoint_id, one descent per endpoint however many rows wait.
+// A statement or transaction that overlapped an endpoint's deletion as it committed read the
+// endpoint in its own snapshot (READ COMMITTED) and may write it messages after the deletion:
+// a batch of creates' bundles, a batch with deletes' messages, an unpack of the endpoint's
+// bundles. Those rows are owed to no one, and are deleted here, in one statement. The endpoints
+// owed anything are found by skipping through each table's index on endpoint_id, one descent per
+// endpoint however many rows wait.
 const deleteMessagesOfDeletedEndpoints = `WITH RECURSIVE message_owners (endpoint_id) AS (
   (SELECT endpoint_id FROM webhook_messages ORDER BY endpoint_id LIMIT 1)
   UNION ALL

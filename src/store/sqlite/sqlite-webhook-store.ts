@@ -97,9 +97,9 @@ export class SqliteWebhookStore implements WebhookStore {
             AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = m.endpoint_id))
         + (SELECT coalesce(sum(b.message_count), 0) FROM webhook_message_bundles b
             WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = b.endpoint_id))`).pluck(),
-      // The endpoints owed rows that no longer exist, found by skipping through each table's
-      // index on endpoint_id: one descent per endpoint, however many rows wait.
-      selectDeletedOwners: database.prepare<[], string>(`WITH RECURSIVE message_owners (endpoint_id) AS (
+      // The ids of deleted endpoints still owed rows, found by skipping through each table's index
+      // on endpoint_id: one descent per endpoint, however many rows wait.
+      selectDeletedEndpointsOwed: database.prepare<[], string>(`WITH RECURSIVE message_owners (endpoint_id) AS (
           SELECT (SELECT endpoint_id FROM webhook_messages ORDER BY endpoint_id LIMIT 1)
           UNION ALL
           SELECT (SELECT m.endpoint_id FROM webhook_messages m WHERE m.endpoint_id > o.endpoint_id ORDER BY m.endpoint_id LIMIT 1)
@@ -113,9 +113,9 @@ export class SqliteWebhookStore implements WebhookStore {
         SELECT endpoint_id FROM message_owners WHERE endpoint_id IS NOT NULL
         UNION SELECT endpoint_id FROM bundle_owners WHERE endpoint_id IS NOT NULL
         EXCEPT SELECT id FROM webhook_endpoints`).pluck(),
-      deleteOwnedBundles: database.prepare<[string], bigint>('DELETE FROM webhook_message_bundles WHERE endpoint_id = ? RETURNING message_count').pluck(),
+      deleteEndpointBundlesCounted: database.prepare<[string], bigint>('DELETE FROM webhook_message_bundles WHERE endpoint_id = ? RETURNING message_count').pluck(),
     }
-    const { deleteEndpoint, deleteEndpointMessages, deleteEndpointBundles, deleteMessage, selectDeletedOwners, deleteOwnedBundles } = this.statements
+    const { deleteEndpoint, deleteEndpointMessages, deleteEndpointBundles, deleteMessage, selectDeletedEndpointsOwed, deleteEndpointBundlesCounted } = this.statements
     this.deleteEndpointAndMessages = database.transaction((id: string) => {
       deleteEndpointMessages.run(id)
       deleteEndpointBundles.run(id)
@@ -124,11 +124,11 @@ export class SqliteWebhookStore implements WebhookStore {
     this.deleteDelivered = database.transaction((seqs: readonly number[]) => {
       for (const seq of seqs) deleteMessage.run(seq)
     })
-    this.deleteOwnedByNoOne = database.transaction(() => {
+    this.deleteOfDeletedEndpoints = database.transaction(() => {
       let deleted = 0
-      for (const endpointId of selectDeletedOwners.all()) {
+      for (const endpointId of selectDeletedEndpointsOwed.all()) {
         deleted += deleteEndpointMessages.run(endpointId).changes
-        for (const messageCount of deleteOwnedBundles.all(endpointId)) deleted += Number(messageCount)
+        for (const messageCount of deleteEndpointBundlesCounted.all(endpointId)) deleted += Number(messageCount)
       }
       return deleted
     })
@@ -136,7 +136,7 @@ export class SqliteWebhookStore implements WebhookStore {
 
   private readonly deleteEndpointAndMessages: Transaction<(id: string) => boolean>
   private readonly deleteDelivered: (seqs: readonly number[]) => void
-  private readonly deleteOwnedByNoOne: Transaction<() => number>
+  private readonly deleteOfDeletedEndpoints: Transaction<() => number>
 
   async createEndpoint ({ id, url, events, secret, createdAt }: NewWebhookEndpointRow): Promise<void> {
     this.run(() => this.statements.insertEndpoint.run(id, url, events === null ? null : JSON.stringify(events), secret, createdAt))
@@ -233,7 +233,7 @@ export class SqliteWebhookStore implements WebhookStore {
   // The write lock is asked for only when there is something to delete, which on SQLite there
   // should never be (src/store/webhook-store.ts).
   async deleteMessagesOfDeletedEndpoints (): Promise<number> {
-    if (this.run(() => this.statements.selectDeletedOwners.all()).length === 0) return 0
-    return this.run(() => this.deleteOwnedByNoOne.immediate())
+    if (this.run(() => this.statements.selectDeletedEndpointsOwed.all()).length === 0) return 0
+    return this.run(() => this.deleteOfDeletedEndpoints.immediate())
   }
 }
