@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { Database } from '../src/store/sqlite/sqlite-driver.js'
-import { type LargeStoreShape, randomPlantId, storeTenMillionPlants } from './ten-million-plants.js'
+import { type LargeStoreShape, plantDocument, randomPlantId, storeTenMillionPlants } from './ten-million-plants.js'
 
 // `npm run bench:sqlite-inserts`: what SQLite and its driver spend on a create with a random id on a
 // large store of each shape (bench/ten-million-plants.ts), without HTTP or the service: batches
@@ -32,7 +32,7 @@ function microsecondsPerInsert (filename: string): number {
     database.pragma('wal_autocheckpoint = 0')
     const insert = database.prepare('INSERT INTO plants (id, document) VALUES (?, ?) ON CONFLICT (id) DO NOTHING')
     const insertBatch = database.transaction((ids: readonly bigint[]) => {
-      for (const id of ids) insert.run(id, '{"name":"Fern","tag":"shade"}')
+      for (const id of ids) insert.run(id, plantDocument)
     })
     const randomIds = (): bigint[] => Array.from({ length: batchSize }, randomPlantId)
     const before = process.cpuUsage()

@@ -15,11 +15,14 @@ const idSpace = 2n ** 52n
 // sorted by id does: until most leaves have split, most creates with a random id split one
 // (docs/benchmark.md measures both).
 export type LargeStoreShape = 'grown' | 'packed'
-const plantDocument = '{"name":"Fern","tag":"shade"}'
+// The document of every plant the large stores hold, and of the creates measured on them.
+export const plantDocument = '{"name":"Fern","tag":"shade"}'
 // As long as a plant's, so that deleting the fillers frees a tenth of the leaves' bytes.
 const fillerDocument = '{"name":"Fill","tag":"shade"}'
+// The x-th plant's id in SQL, as tenMillionPlantId gives it.
+const plantIdOfX = `(x * ${idMultiplier}) % ${idSpace}`
 const sqlitePlantIds = (stored: number): string => `WITH RECURSIVE counter (x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM counter WHERE x < ${stored})
-  SELECT (x * ${idMultiplier}) % ${idSpace} AS id FROM counter`
+  SELECT ${plantIdOfX} AS id FROM counter`
 
 // A SQLite store holding ten million plants (or `stored`): the store is opened once so that its
 // migrations make the tables, then the plants are inserted in id order, which packs every leaf.
@@ -52,7 +55,7 @@ export async function storeTenMillionPlantsInPostgres (url: string, stored = ten
   try {
     const started = performance.now()
     await client.query(`INSERT INTO plants (id, document)
-      SELECT (x * ${idMultiplier}) % ${idSpace} AS id, '${plantDocument}'::jsonb
+      SELECT ${plantIdOfX} AS id, '${plantDocument}'::jsonb
       FROM generate_series(1::bigint, ${stored}) AS x ORDER BY id`)
     if (shape === 'grown') {
       await client.query('ALTER INDEX plants_pkey SET (fillfactor = 70)')

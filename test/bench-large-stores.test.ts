@@ -1,6 +1,8 @@
 import t, { type Test } from 'tap'
 import { prefillSqliteStore } from '../bench/prefilled-store.js'
-import { type LargeStoreShape, storeTenMillionPlants, storeTenMillionPlantsInPostgres, tenMillionPlantId } from '../bench/ten-million-plants.js'
+import {
+  type LargeStoreShape, plantDocument, storeTenMillionPlants, storeTenMillionPlantsInPostgres, tenMillionPlantId,
+} from '../bench/ten-million-plants.js'
 import { PostgresPlantStore } from '../src/store/postgres/postgres-plant-store.js'
 import { Database } from '../src/store/sqlite/sqlite-driver.js'
 import { type PostgresTestDatabase, postgresSkipReason, postgresTestDatabase, readPostgresPlants, runAsAdmin, testPostgresUrl } from './support/test-databases.js'
@@ -16,7 +18,6 @@ const inIdOrder = (ids: readonly bigint[]): bigint[] => [...ids].sort((a, b) => 
 // The same plants' ids in random order, as creates with random ids arrive.
 const inRandomOrder = (ids: readonly bigint[]): bigint[] => ids.map((id) => ({ id, key: Math.random() }))
   .sort((a, b) => a.key - b.key).map(({ id }) => id)
-const plantDocument = '{"name":"Fern","tag":"shade"}'
 
 function sqliteLeafPages (filename: string): number {
   const database = new Database(filename, { readonly: true })
