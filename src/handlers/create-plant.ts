@@ -34,7 +34,8 @@ export function createPlantHandler (
   const writePlantDocument = compileDocumentWriter(document, '#/components/schemas/Plant')
   return async function createPlant ({ body }, reply) {
     try {
-      const { plant } = await store.createPlant({ id: body.id, document: writePlantDocument(body) }, { traceparent: traceparent() })
+      const context = { traceparent: traceparent(), writer: reply.request.raw.socket }
+      const { plant } = await store.createPlant({ id: body.id, document: writePlantDocument(body) }, context)
       return sendJsonText<Plant>(reply, plant.document)
     } catch (error) {
       if (error instanceof PlantConflictError) return new ConflictResponseError(error.message)

@@ -25,9 +25,10 @@ export function idOf (write: PlantWrite): bigint {
 }
 
 // While writes keep arriving, a batch waits up to three rounds of the event loop for more, and
-// one batch is in flight at a time, which keeps batches, not only the writes inside one, in
-// arrival order (docs/benchmark.md has the measurements behind both).
-const batchLimits = { maxBatchSize: 512, maxBatchesInFlight: 1, maxGatherRounds: 3 }
+// up to a millisecond for the writes of other connections that are writing; one batch is in
+// flight at a time, which keeps batches, not only the writes inside one, in arrival order
+// (docs/benchmark.md has the measurements behind all three).
+const batchLimits = { maxBatchSize: 512, maxBatchesInFlight: 1, maxGatherRounds: 3, gatherForWritersMs: 1 }
 
 // The writes of a store, committed in batches: what both backends share.
 export class BatchedWrites {
@@ -63,6 +64,6 @@ export class BatchedWrites {
     // A write that arrives while the store closes gets a 503: another instance, or this one
     // once restarted, can take it.
     if (this.closing) throw new StoreUnavailableError(1)
-    return this.groupCommit.submit(write)
+    return this.groupCommit.submit(write, write.context?.writer)
   }
 }

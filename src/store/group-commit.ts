@@ -12,6 +12,14 @@ import type { BatchObserver } from './batch-observer.js'
 // Batches are taken in arrival order, at most maxBatchSize at a time, so under any load a
 // caller waits behind those who came before it and no one else.
 //
+// A write may name its writer (the connection it came on). When other writers have written in
+// the last moments and fewer writes are waiting than there are such writers, a batch waits a
+// little longer for theirs (up to gatherForWritersMs from its first write), as PostgreSQL's
+// commit_delay waits for its siblings: at a steady, moderate rate the writes arrive spread out,
+// each event loop round holds one or two, and every batch's flush to disk cost as much as a
+// batch of ten (docs/benchmark.md). A lone writer, or every active writer already waiting, is
+// never kept waiting.
+//
 // Each caller's promise settles only after its batch has committed (or failed): with its own
 // outcome, or with the batch's error. A batch whose transaction failed wrote nothing, as its
 // commit function must run it in one transaction; one that failed after committing (reading back
@@ -29,6 +37,9 @@ export interface GroupCommitOptions {
   readonly maxBatchesInFlight: number
   // Rounds of the event loop a batch may wait for more writes while they keep arriving.
   readonly maxGatherRounds: number
+  // How long a batch may wait, from its first write, for the writes of other active writers
+  // (above); 0 waits for none.
+  readonly gatherForWritersMs?: number
   readonly isolateFailure: (error: unknown) => boolean
   // Told of each transaction: the batch's, or each write's alone when a batch is retried so.
   readonly observer?: BatchObserver | undefined
@@ -42,8 +53,39 @@ interface Waiting<Item, Outcome> {
   readonly reject: (error: unknown) => void
 }
 
+// Writers that wrote within the last window or the one before it: the windows are turned, not
+// swept, so that counting costs nothing per write, and a writer gone is forgotten within two.
+const activeWriterWindowMs = 10
+
+class ActiveWriters {
+  private current = new Set<object>()
+  private previous = new Set<object>()
+  private windowStartedAt = Number.NEGATIVE_INFINITY
+
+  wrote (writer: object, now: number): void {
+    this.turn(now)
+    this.current.add(writer)
+  }
+
+  count (now: number): number {
+    this.turn(now)
+    return Math.max(this.current.size, this.previous.size)
+  }
+
+  private turn (now: number): void {
+    const elapsed = now - this.windowStartedAt
+    if (elapsed < activeWriterWindowMs) return
+    this.previous = elapsed < 2 * activeWriterWindowMs ? this.current : new Set()
+    this.current = new Set()
+    this.windowStartedAt = now
+  }
+}
+
 export class GroupCommit<Item, Outcome> {
   private readonly queue: Array<Waiting<Item, Outcome>> = []
+  private readonly activeWriters = new ActiveWriters()
+  // A batch waiting for other writers' writes: when it started to, and what ends the wait.
+  private writersWait: { readonly scheduledAt: number, readonly timer: NodeJS.Timeout, readonly start: () => void } | undefined
   private batchesInFlight = 0
   private batchScheduled = false
   private readonly idleWaiters: Array<() => void> = []
@@ -57,11 +99,14 @@ export class GroupCommit<Item, Outcome> {
     }
   }
 
-  submit (item: Item): Promise<Outcome> {
+  submit (item: Item, writer?: object): Promise<Outcome> {
+    if (writer !== undefined) this.activeWriters.wrote(writer, performance.now())
     const observed = observeSafely(() => this.options.observer?.writeQueued?.())
     return new Promise<Outcome>((resolve, reject) => {
       this.queue.push({ item, observed, resolve, reject })
       this.scheduleBatch()
+      // The last writer the batch waited for has written: it starts now.
+      if (this.writersWait !== undefined && this.waitForWritersMs(this.writersWait.scheduledAt) === 0) this.writersWait.start()
     })
   }
 
@@ -74,8 +119,15 @@ export class GroupCommit<Item, Outcome> {
   private scheduleBatch (): void {
     if (this.batchScheduled || this.queue.length === 0 || this.batchesInFlight >= this.options.maxBatchesInFlight) return
     this.batchScheduled = true
+    const scheduledAt = performance.now()
     let roundsLeft = this.options.maxGatherRounds
     let waitingBefore = this.queue.length
+    const start = (): void => {
+      if (this.writersWait !== undefined) clearTimeout(this.writersWait.timer)
+      this.writersWait = undefined
+      this.batchScheduled = false
+      void this.runBatch()
+    }
     const startOrGather = (): void => {
       const stillArriving = this.queue.length > waitingBefore
       if (--roundsLeft > 0 && stillArriving && this.queue.length < this.options.maxBatchSize) {
@@ -83,10 +135,21 @@ export class GroupCommit<Item, Outcome> {
         setImmediate(startOrGather)
         return
       }
-      this.batchScheduled = false
-      void this.runBatch()
+      const waitLeftMs = this.waitForWritersMs(scheduledAt)
+      if (waitLeftMs > 0) this.writersWait = { scheduledAt, timer: setTimeout(start, waitLeftMs), start }
+      else start()
     }
     setImmediate(startOrGather)
+  }
+
+  // How much longer the batch scheduled at `scheduledAt` waits for other active writers' writes.
+  private waitForWritersMs (scheduledAt: number): number {
+    const gatherMs = this.options.gatherForWritersMs ?? 0
+    if (gatherMs <= 0) return 0
+    const now = performance.now()
+    const waiting = Math.min(this.queue.length, this.options.maxBatchSize)
+    if (waiting >= Math.min(this.activeWriters.count(now), this.options.maxBatchSize)) return 0
+    return Math.max(0, gatherMs - (now - scheduledAt))
   }
 
   // Never rejects: whatever goes wrong, every caller of the batch is answered.

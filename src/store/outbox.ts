@@ -47,7 +47,9 @@ export function bundledMessageId (prefix: string, index: number): string {
 }
 
 // What a write carries besides the plant: the trace of the request that made it, sent on with
-// its webhooks.
+// its webhooks, and the connection it came on, whose writes a batch may wait for
+// (src/store/group-commit.ts).
 export interface WriteContext {
   readonly traceparent?: string | undefined
+  readonly writer?: object | undefined
 }

@@ -4,7 +4,7 @@ import { GroupCommit } from '../../src/store/group-commit.js'
 
 // The batching alone, with a commit function that records what it was given: which writes
 // share a batch, in which order, and what each caller is told.
-function recordingGroupCommit (options: { maxBatchSize?: number, maxBatchesInFlight?: number, maxGatherRounds?: number, commitMs?: number } = {}) {
+function recordingGroupCommit (options: { maxBatchSize?: number, maxBatchesInFlight?: number, maxGatherRounds?: number, gatherForWritersMs?: number, commitMs?: number } = {}) {
   const batches: number[][] = []
   const failNext: unknown[] = []
   let committing = 0
@@ -26,6 +26,7 @@ function recordingGroupCommit (options: { maxBatchSize?: number, maxBatchesInFli
     maxBatchSize: options.maxBatchSize ?? 100,
     maxBatchesInFlight: options.maxBatchesInFlight ?? 1,
     maxGatherRounds: options.maxGatherRounds ?? 1,
+    gatherForWritersMs: options.gatherForWritersMs ?? 0,
     isolateFailure: (error) => error instanceof Error && error.message === 'write -1 is refused',
   })
   return { groupCommit, batches, failNext, mostAtOnce: () => mostAtOnce }
@@ -61,6 +62,52 @@ t.test('while writes keep arriving, a batch waits for them, a few rounds of the 
   await nextRound()
   t.same(alone.batches, [[1]], 'a write with none arriving after it is not kept waiting')
   await lonely
+})
+
+t.test('a batch waits a moment for the writes of other writers writing, and never for a lone writer', async (t) => {
+  const gatherForWritersMs = 300
+  const { groupCommit, batches } = recordingGroupCommit({ gatherForWritersMs, commitMs: 1 })
+  const rounds = async (count: number): Promise<void> => {
+    for (let round = 0; round < count; round++) await new Promise((resolve) => setImmediate(resolve))
+  }
+  const first = {}
+  const second = {}
+
+  const lone = groupCommit.submit(1, first)
+  await rounds(5)
+  t.same(batches, [[1]], "a lone writer's write is committed without waiting")
+  await lone
+
+  // Both write: from now on each waits for the other, until the other's write comes.
+  await Promise.all([groupCommit.submit(2, first), groupCommit.submit(3, second)])
+  const waiting = groupCommit.submit(4, first)
+  await rounds(5)
+  t.same(batches, [[1], [2, 3]], 'a write waits while another writer is writing')
+  const joined = groupCommit.submit(5, second)
+  await rounds(5)
+  t.same(batches, [[1], [2, 3], [4, 5]], "the batch starts as soon as the other writer's write has come")
+  await Promise.all([waiting, joined])
+
+  // The other writer writes no more: the wait ends after gatherForWritersMs.
+  const started = performance.now()
+  await groupCommit.submit(6, first)
+  t.ok(performance.now() - started >= gatherForWritersMs - 5, 'a write waits for a writer that writes no more, for a moment only')
+  t.same(batches.at(-1), [6])
+
+  // A writer that has not written for a while is no longer waited for.
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  await groupCommit.submit(7, first)
+  t.same(batches.at(-1), [7])
+  const alone = groupCommit.submit(8, first)
+  await rounds(5)
+  t.same(batches.at(-1), [8], 'once the other writer has been quiet, a write is committed without waiting')
+  await alone
+
+  // Writes that name no writer are never kept waiting.
+  const unnamed = groupCommit.submit(9)
+  await rounds(5)
+  t.same(batches.at(-1), [9])
+  await unnamed
 })
 
 t.test('a caller is answered only once its batch has committed', async (t) => {
