@@ -72,16 +72,19 @@ export async function awaitReceived (receiver: ServerProcess, count: number, lim
   return received
 }
 
-// Creates at a steady `rate` for `seconds`, then the receiver's account of their delays, and the
-// creates' own p99 (a stall of the service, such as a slow fsync, shows in both).
+// Creates at a steady `rate` for `seconds`, then the receiver's account of their delays, the
+// creates' own p99 (a stall of the service, such as a slow fsync, shows in both), and the
+// service's CPU per create with its delivery (what decides how near that rate is to saturation).
 export async function measureSteadyRate (
   service: ServerProcess, receiver: ServerProcess, token: string, rate: number, seconds: number, nextRequest: () => BenchRequest
-): Promise<ReceiverStats & { sent: number, createsP99Ms: number }> {
+): Promise<ReceiverStats & { sent: number, createsP99Ms: number, cpuMicrosecondsPerCreate: number }> {
   await fetch(`${receiver.baseUrl}/reset`, { method: 'POST' })
+  const cpuBefore = service.cpuSeconds()
   const result = await runSteadyLoad({ baseUrl: service.baseUrl, token, connections: 16, durationSeconds: seconds, rate, nextRequest })
   // The last ones' deliveries.
   await awaitReceived(receiver, result.responses, 5)
-  return { ...await receiverStats(receiver), sent: result.responses, createsP99Ms: result.p99Ms }
+  const cpuMicrosecondsPerCreate = (service.cpuSeconds() - cpuBefore) * 1e6 / Math.max(1, result.responses)
+  return { ...await receiverStats(receiver), sent: result.responses, createsP99Ms: result.p99Ms, cpuMicrosecondsPerCreate }
 }
 
 // Messages a second the receiver gets over `seconds`, once it is back.
