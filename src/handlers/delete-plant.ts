@@ -7,7 +7,8 @@ import { noContent, type OperationHandler } from './operation-handler.js'
 // A delete that removes a plant sends its webhooks, linked to this request's trace.
 export function deletePlantHandler (store: PlantStore, traceparent: () => string | undefined): OperationHandler<operations['deletePlant']> {
   return async function deletePlant ({ params: { id } }, reply) {
-    if (!await store.deletePlant(id, { traceparent: traceparent(), writer: reply.request.raw.socket })) return new NotFoundError(`no plant has id ${id}`)
+    const context = { traceparent: traceparent(), writer: reply.request.raw.socket }
+    if (!await store.deletePlant(id, context)) return new NotFoundError(`no plant has id ${id}`)
     return noContent(reply)
   }
 }

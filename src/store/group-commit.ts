@@ -1,5 +1,6 @@
 import { setImmediate as nextRoundOfTheEventLoop } from 'node:timers/promises'
 import { performance } from 'node:perf_hooks'
+import { ActiveWriters, type Writer } from './active-writers.js'
 import type { BatchObserver } from './batch-observer.js'
 
 // Commits many callers' writes together: one transaction, and one flush to disk, per batch
@@ -12,13 +13,13 @@ import type { BatchObserver } from './batch-observer.js'
 // Batches are taken in arrival order, at most maxBatchSize at a time, so under any load a
 // caller waits behind those who came before it and no one else.
 //
-// A write may name its writer (the connection it came on). When other writers have written in
-// the last moments and fewer writes are waiting than there are such writers, a batch waits a
-// little longer for theirs (up to gatherForWritersMs from its first write), as PostgreSQL's
-// commit_delay waits for its siblings: at a steady, moderate rate the writes arrive spread out,
-// each event loop round holds one or two, and every batch's flush to disk cost as much as a
-// batch of ten (docs/benchmark.md). A lone writer, or every active writer already waiting, is
-// never kept waiting.
+// A write may name its writer (the connection it came on). When more writers, still open, have
+// written in the last moments than writes are waiting, a batch waits a little longer for
+// theirs (up to gatherForWritersMs from when it was scheduled), as PostgreSQL's commit_delay
+// waits for its siblings: at a steady, moderate rate the writes arrive spread out, each event
+// loop round holds one or two, and each batch's flush to disk cost nearly as much as a batch of
+// five (docs/benchmark.md). A lone connection's writes are never kept waiting, nor a batch
+// with as many writes as there are active writers.
 //
 // Each caller's promise settles only after its batch has committed (or failed): with its own
 // outcome, or with the batch's error. A batch whose transaction failed wrote nothing, as its
@@ -37,9 +38,11 @@ export interface GroupCommitOptions {
   readonly maxBatchesInFlight: number
   // Rounds of the event loop a batch may wait for more writes while they keep arriving.
   readonly maxGatherRounds: number
-  // How long a batch may wait, from its first write, for the writes of other active writers
-  // (above); 0 waits for none.
+  // How long a batch may wait, from when it was scheduled, for the writes of other active
+  // writers (above); 0 waits for none.
   readonly gatherForWritersMs?: number
+  // A writer is active for one to two of these after its last write (10 ms unless given).
+  readonly activeWriterWindowMs?: number
   readonly isolateFailure: (error: unknown) => boolean
   // Told of each transaction: the batch's, or each write's alone when a batch is retried so.
   readonly observer?: BatchObserver | undefined
@@ -53,37 +56,9 @@ interface Waiting<Item, Outcome> {
   readonly reject: (error: unknown) => void
 }
 
-// Writers that wrote within the last window or the one before it: the windows are turned, not
-// swept, so that counting costs nothing per write, and a writer gone is forgotten within two.
-const activeWriterWindowMs = 10
-
-class ActiveWriters {
-  private current = new Set<object>()
-  private previous = new Set<object>()
-  private windowStartedAt = Number.NEGATIVE_INFINITY
-
-  wrote (writer: object, now: number): void {
-    this.turn(now)
-    this.current.add(writer)
-  }
-
-  count (now: number): number {
-    this.turn(now)
-    return Math.max(this.current.size, this.previous.size)
-  }
-
-  private turn (now: number): void {
-    const elapsed = now - this.windowStartedAt
-    if (elapsed < activeWriterWindowMs) return
-    this.previous = elapsed < 2 * activeWriterWindowMs ? this.current : new Set()
-    this.current = new Set()
-    this.windowStartedAt = now
-  }
-}
-
 export class GroupCommit<Item, Outcome> {
   private readonly queue: Array<Waiting<Item, Outcome>> = []
-  private readonly activeWriters = new ActiveWriters()
+  private readonly activeWriters: ActiveWriters
   // A batch waiting for other writers' writes: when it started to, and what ends the wait.
   private writersWait: { readonly scheduledAt: number, readonly timer: NodeJS.Timeout, readonly start: () => void } | undefined
   private batchesInFlight = 0
@@ -97,16 +72,19 @@ export class GroupCommit<Item, Outcome> {
     if (options.maxBatchSize < 1 || options.maxBatchesInFlight < 1 || options.maxGatherRounds < 1) {
       throw new RangeError('batch size, batches in flight and gather rounds must be at least 1')
     }
+    this.activeWriters = new ActiveWriters(options.activeWriterWindowMs ?? 10)
   }
 
-  submit (item: Item, writer?: object): Promise<Outcome> {
+  submit (item: Item, writer?: Writer): Promise<Outcome> {
     if (writer !== undefined) this.activeWriters.wrote(writer, performance.now())
     const observed = observeSafely(() => this.options.observer?.writeQueued?.())
     return new Promise<Outcome>((resolve, reject) => {
       this.queue.push({ item, observed, resolve, reject })
       this.scheduleBatch()
-      // The last writer the batch waited for has written: it starts now.
-      if (this.writersWait !== undefined && this.waitForWritersMs(this.writersWait.scheduledAt) === 0) this.writersWait.start()
+      // As many writes wait as there are active writers: the batch starts (outside this caller's
+      // call, as it would have from its timer).
+      const wait = this.writersWait
+      if (wait !== undefined && this.waitForWritersMs(wait.scheduledAt) === 0) queueMicrotask(wait.start)
     })
   }
 
@@ -122,7 +100,10 @@ export class GroupCommit<Item, Outcome> {
     const scheduledAt = performance.now()
     let roundsLeft = this.options.maxGatherRounds
     let waitingBefore = this.queue.length
+    let started = false
     const start = (): void => {
+      if (started) return
+      started = true
       if (this.writersWait !== undefined) clearTimeout(this.writersWait.timer)
       this.writersWait = undefined
       this.batchScheduled = false
@@ -147,8 +128,8 @@ export class GroupCommit<Item, Outcome> {
     const gatherMs = this.options.gatherForWritersMs ?? 0
     if (gatherMs <= 0) return 0
     const now = performance.now()
-    const waiting = Math.min(this.queue.length, this.options.maxBatchSize)
-    if (waiting >= Math.min(this.activeWriters.count(now), this.options.maxBatchSize)) return 0
+    const waiting = this.queue.length
+    if (waiting >= this.options.maxBatchSize || !this.activeWriters.moreThan(waiting, now)) return 0
     return Math.max(0, gatherMs - (now - scheduledAt))
   }
 

@@ -1,3 +1,4 @@
+import type { Writer } from './active-writers.js'
 import { type PlantRow, plantWithId } from './plant-row.js'
 
 // A change the store commits that a webhook may tell of (openapi.yaml's `x-sent-when`).
@@ -51,5 +52,5 @@ export function bundledMessageId (prefix: string, index: number): string {
 // (src/store/group-commit.ts).
 export interface WriteContext {
   readonly traceparent?: string | undefined
-  readonly writer?: object | undefined
+  readonly writer?: Writer | undefined
 }

@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events'
 import { isIP } from 'node:net'
 import { performance } from 'node:perf_hooks'
-import { errors, Pool } from 'undici'
+import { type Dispatcher, errors, Pool } from 'undici'
 import { type EndpointUrlPolicy, hostOf, RefusedUrlError } from './endpoint-url-policy.js'
 
 // What one attempt came to. A failure says why in words a person reads in the endpoint's
@@ -19,6 +19,9 @@ export interface Attempt {
 // The most attempts in flight to one endpoint: one slow endpoint holds this many connections,
 // and no more, while the others go on.
 export const maxInFlightPerEndpoint = 16
+
+// What is read of an answer's body, at most: nothing in it is used.
+const maxAnswerBodyBytes = 128 * 1024
 
 // Attempts started within this share of the timeout share one signal that ends them all.
 const attemptsPerDeadlineWithin = 1 / 15
@@ -65,42 +68,43 @@ export class EndpointConnection {
     await this.pool.destroy()
   }
 
-  // One POST through the pool's dispatcher, keeping the status and Retry-After and dropping the
-  // answer's body as it comes; the body's end, or its failure, ends the attempt. request() wraps each answer in a stream and promises nobody here
-  // reads: at a steady 2,000 deliveries a second it cost a third more CPU per attempt
-  // (docs/benchmark.md). The attempt's deadline aborts it wherever it is.
+  // One POST through the pool's dispatcher, keeping the status and Retry-After of the answer and
+  // dropping its body as it comes (request() wraps each answer in a stream and promises that
+  // nobody here reads: docs/benchmark.md has what that cost). The body's end, or its failure,
+  // ends the attempt; an answer whose status came is judged by it. As request() does, a
+  // deadline that passes while the request waits for a connection aborts it once it has one.
   private async post ({ headers, body }: Attempt): Promise<{ statusCode: number, retryAfter: string | string[] | undefined }> {
     const deadline = this.attemptDeadline()
-    deadline.throwIfAborted()
     return new Promise((resolve, reject) => {
+      let controller: Dispatcher.DispatchController | undefined
       let statusCode = 0
       let retryAfter: string | string[] | undefined
-      let abortOnDeadline: (() => void) | undefined
-      const stopListening = (): void => {
-        if (abortOnDeadline !== undefined) deadline.removeEventListener('abort', abortOnDeadline)
+      let bodyBytes = 0
+      const abortOnDeadline = (): void => { controller?.abort(deadline.reason) }
+      deadline.addEventListener('abort', abortOnDeadline, { once: true })
+      const settle = (error: Error | undefined): void => {
+        deadline.removeEventListener('abort', abortOnDeadline)
+        if (statusCode === 0) reject(error ?? new Error('the answer ended without a status'))
+        else resolve({ statusCode, retryAfter })
       }
       this.pool.dispatch({ method: 'POST', path: this.path, headers: { 'content-type': 'application/json', ...headers }, body }, {
-        // Called again if the request is sent again on another connection.
-        onRequestStart (controller) {
-          stopListening()
-          abortOnDeadline = () => { controller.abort(deadline.reason) }
-          deadline.addEventListener('abort', abortOnDeadline, { once: true })
+        onRequestStart (started) {
+          controller = started
+          if (deadline.aborted) started.abort(deadline.reason)
         },
         onResponseStart (_controller, status, responseHeaders) {
+          // An informational answer (103 Early Hints) is not the answer.
+          if (status < 200) return
           statusCode = status
           retryAfter = responseHeaders['retry-after']
         },
-        onResponseData () {},
-        onResponseEnd () {
-          stopListening()
-          resolve({ statusCode, retryAfter })
+        // A body past what any receiver has to say ends the attempt, judged by its status.
+        onResponseData (dataController, chunk) {
+          bodyBytes += chunk.length
+          if (bodyBytes > maxAnswerBodyBytes) dataController.abort(new Error(`the answer's body passed ${maxAnswerBodyBytes} bytes`))
         },
-        // An answer whose status came is judged by it, whatever became of its body.
-        onResponseError (_controller, error) {
-          stopListening()
-          if (statusCode === 0) reject(error)
-          else resolve({ statusCode, retryAfter })
-        },
+        onResponseEnd () { settle(undefined) },
+        onResponseError (_controller, error) { settle(error) },
       })
     })
   }

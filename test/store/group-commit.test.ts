@@ -4,7 +4,9 @@ import { GroupCommit } from '../../src/store/group-commit.js'
 
 // The batching alone, with a commit function that records what it was given: which writes
 // share a batch, in which order, and what each caller is told.
-function recordingGroupCommit (options: { maxBatchSize?: number, maxBatchesInFlight?: number, maxGatherRounds?: number, gatherForWritersMs?: number, commitMs?: number } = {}) {
+function recordingGroupCommit (options: {
+  maxBatchSize?: number, maxBatchesInFlight?: number, maxGatherRounds?: number, gatherForWritersMs?: number, activeWriterWindowMs?: number, commitMs?: number
+} = {}) {
   const batches: number[][] = []
   const failNext: unknown[] = []
   let committing = 0
@@ -27,6 +29,7 @@ function recordingGroupCommit (options: { maxBatchSize?: number, maxBatchesInFli
     maxBatchesInFlight: options.maxBatchesInFlight ?? 1,
     maxGatherRounds: options.maxGatherRounds ?? 1,
     gatherForWritersMs: options.gatherForWritersMs ?? 0,
+    activeWriterWindowMs: options.activeWriterWindowMs ?? 10,
     isolateFailure: (error) => error instanceof Error && error.message === 'write -1 is refused',
   })
   return { groupCommit, batches, failNext, mostAtOnce: () => mostAtOnce }
@@ -64,14 +67,16 @@ t.test('while writes keep arriving, a batch waits for them, a few rounds of the 
   await lonely
 })
 
-t.test('a batch waits a moment for the writes of other writers writing, and never for a lone writer', async (t) => {
+t.test('a batch waits a moment for the writes of other connections writing, and never for a lone one', async (t) => {
+  // Wide enough that a busy machine's pauses between these steps do not end a writer's activity.
   const gatherForWritersMs = 300
-  const { groupCommit, batches } = recordingGroupCommit({ gatherForWritersMs, commitMs: 1 })
+  const activeWriterWindowMs = 200
+  const { groupCommit, batches } = recordingGroupCommit({ gatherForWritersMs, activeWriterWindowMs, commitMs: 1 })
   const rounds = async (count: number): Promise<void> => {
     for (let round = 0; round < count; round++) await new Promise((resolve) => setImmediate(resolve))
   }
-  const first = {}
-  const second = {}
+  const first = { destroyed: false }
+  const second = { destroyed: false }
 
   const lone = groupCommit.submit(1, first)
   await rounds(5)
@@ -83,31 +88,41 @@ t.test('a batch waits a moment for the writes of other writers writing, and neve
   const waiting = groupCommit.submit(4, first)
   await rounds(5)
   t.same(batches, [[1], [2, 3]], 'a write waits while another writer is writing')
-  const joined = groupCommit.submit(5, second)
+  const unnamed = groupCommit.submit(5)
   await rounds(5)
-  t.same(batches, [[1], [2, 3], [4, 5]], "the batch starts as soon as the other writer's write has come")
-  await Promise.all([waiting, joined])
+  t.same(batches, [[1], [2, 3], [4, 5]], 'a write that names no writer counts among those waiting: the batch starts')
+  await Promise.all([waiting, unnamed])
+  const waitingAgain = groupCommit.submit(6, first)
+  await rounds(5)
+  t.same(batches.at(-1), [4, 5], 'a write waits again for the other writer')
+  const joined = groupCommit.submit(7, second)
+  await rounds(5)
+  t.same(batches.at(-1), [6, 7], "the batch starts as soon as the other writer's write has come")
+  await Promise.all([waitingAgain, joined])
 
   // The other writer writes no more: the wait ends after gatherForWritersMs.
   const started = performance.now()
-  await groupCommit.submit(6, first)
+  await groupCommit.submit(8, first)
   t.ok(performance.now() - started >= gatherForWritersMs - 5, 'a write waits for a writer that writes no more, for a moment only')
-  t.same(batches.at(-1), [6])
+  t.same(batches.at(-1), [8])
 
-  // A writer that has not written for a while is no longer waited for.
-  await new Promise((resolve) => setTimeout(resolve, 50))
-  await groupCommit.submit(7, first)
-  t.same(batches.at(-1), [7])
-  const alone = groupCommit.submit(8, first)
+  // A writer whose connection has closed is not waited for.
+  await groupCommit.submit(9, second)
+  second.destroyed = true
+  const afterClose = groupCommit.submit(10, first)
   await rounds(5)
-  t.same(batches.at(-1), [8], 'once the other writer has been quiet, a write is committed without waiting')
+  t.same(batches.at(-1), [10], 'a closed connection is not waited for')
+  await afterClose
+
+  // A writer that has not written for two windows is no longer waited for.
+  const third = { destroyed: false }
+  await groupCommit.submit(11, third)
+  await sleep(2 * activeWriterWindowMs + 50)
+  const alone = groupCommit.submit(12, first)
+  await rounds(5)
+  t.same(batches.at(-1), [12], 'once the other writer has been quiet, a write is committed without waiting')
   await alone
-
-  // Writes that name no writer are never kept waiting.
-  const unnamed = groupCommit.submit(9)
-  await rounds(5)
-  t.same(batches.at(-1), [9])
-  await unnamed
+  await groupCommit.idle()
 })
 
 t.test('a caller is answered only once its batch has committed', async (t) => {

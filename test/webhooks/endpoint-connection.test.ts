@@ -83,3 +83,48 @@ test('attempts that end in time leave no listener behind to warn of a leak', asy
   await new Promise((resolve) => setImmediate(resolve))
   t.same(warnings.map(({ name }) => name), [], 'no MaxListenersExceededWarning')
 })
+
+// A local endpoint that answers as `respond` says.
+async function endpoint (t: Test, respond: (response: ServerResponse) => void): Promise<URL> {
+  const server = createServer((request, response) => {
+    request.resume()
+    request.on('end', () => respond(response))
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  t.teardown(() => {
+    server.closeAllConnections()
+    server.close()
+  })
+  return new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`)
+}
+
+test('an informational answer is not the answer: a connection lost after one is a failure to send', async (t) => {
+  const url = await endpoint(t, (response) => {
+    response.writeEarlyHints({ link: '</style.css>; rel=preload; as=style' })
+    setTimeout(() => response.socket?.destroy(), 50)
+  })
+  const connection = new EndpointConnection(url, new EndpointUrlPolicy('only'), timeoutMs)
+  t.teardown(async () => connection.close())
+  const outcome = await connection.send(attempt)
+  t.equal(outcome.delivered, false)
+  t.match(outcome, { reason: /^could not send/ }, 'not judged as "answered 103"')
+})
+
+test('an answer whose body never stops is cut short and judged by its status', async (t) => {
+  const chunk = Buffer.alloc(64 * 1024, 'x')
+  const url = await endpoint(t, (response) => {
+    response.writeHead(200, { 'content-type': 'text/plain' })
+    // As fast as the connection takes it, for ever (until the attempt closes it).
+    const pour = (): void => {
+      while (!response.destroyed && response.write(chunk));
+      if (!response.destroyed) response.once('drain', pour)
+    }
+    pour()
+  })
+  const connection = new EndpointConnection(url, new EndpointUrlPolicy('only'), 15_000)
+  t.teardown(async () => connection.close())
+  const { outcome, ms } = await timed(async () => connection.send(attempt))
+  t.same(outcome, { delivered: true })
+  t.ok(ms < 5000, `ended after ${ms.toFixed(0)} ms, long before the timeout`)
+})
