@@ -22,17 +22,17 @@ export class ActiveWriters {
     this.forgetTimer ??= setTimeout(this.forgetOnceQuiet, this.windowMs).unref()
   }
 
-  // Whether more than `count` writers, still open, are active: counts no further than that.
-  moreThan (count: number, now: number): boolean {
+  // How many writers, still open, are active, counting no further than `limit`.
+  countUpTo (limit: number, now: number): number {
     this.turn(now)
     let active = 0
     for (const writer of this.current) {
-      if (!writer.destroyed && ++active > count) return true
+      if (!writer.destroyed && ++active >= limit) return limit
     }
     for (const writer of this.previous) {
-      if (!writer.destroyed && !this.current.has(writer) && ++active > count) return true
+      if (!writer.destroyed && !this.current.has(writer) && ++active >= limit) return limit
     }
-    return false
+    return active
   }
 
   private readonly forgetOnceQuiet = (): void => {

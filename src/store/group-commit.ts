@@ -41,7 +41,8 @@ export interface GroupCommitOptions {
   // How long a batch may wait, from when it was scheduled, for the writes of other active
   // writers (above); 0 waits for none.
   readonly gatherForWritersMs?: number
-  // A writer is active for one to two of these after its last write (10 ms unless given).
+  // A writer is active for one to two of these after its last write (10 ms unless given; longer
+  // while the event loop is blocked).
   readonly activeWriterWindowMs?: number
   readonly isolateFailure: (error: unknown) => boolean
   // Told of each transaction: the batch's, or each write's alone when a batch is retried so.
@@ -59,9 +60,12 @@ interface Waiting<Item, Outcome> {
 export class GroupCommit<Item, Outcome> {
   private readonly queue: Array<Waiting<Item, Outcome>> = []
   private readonly activeWriters: ActiveWriters
-  // A batch waiting for other writers' writes: when it started to, and what ends the wait.
-  private writersWait: { readonly scheduledAt: number, readonly timer: NodeJS.Timeout, readonly start: () => void } | undefined
+  // A batch waiting for other writers' writes: how many writes it waits for (the active writers
+  // when it began to: counted once, not on each write), and what ends the wait.
+  private writersWait: { readonly awaited: number, readonly timer: NodeJS.Timeout, readonly start: () => void } | undefined
   private batchesInFlight = 0
+  // The writes of the batches committing: their writers cannot write again before they are answered.
+  private writesInFlight = 0
   private batchScheduled = false
   private readonly idleWaiters: Array<() => void> = []
 
@@ -84,7 +88,7 @@ export class GroupCommit<Item, Outcome> {
       // As many writes wait as there are active writers: the batch starts (outside this caller's
       // call, as it would have from its timer).
       const wait = this.writersWait
-      if (wait !== undefined && this.waitForWritersMs(wait.scheduledAt) === 0) queueMicrotask(wait.start)
+      if (wait !== undefined && this.queue.length + this.writesInFlight >= wait.awaited) queueMicrotask(wait.start)
     })
   }
 
@@ -116,21 +120,23 @@ export class GroupCommit<Item, Outcome> {
         setImmediate(startOrGather)
         return
       }
-      const waitLeftMs = this.waitForWritersMs(scheduledAt)
-      if (waitLeftMs > 0) this.writersWait = { scheduledAt, timer: setTimeout(start, waitLeftMs), start }
+      // Other active writers' writes to wait for, until gatherForWritersMs after the scheduling.
+      const awaited = this.awaitedWrites()
+      const waitLeftMs = this.queue.length + this.writesInFlight >= awaited
+        ? 0
+        : (this.options.gatherForWritersMs ?? 0) - (performance.now() - scheduledAt)
+      if (waitLeftMs > 0) this.writersWait = { awaited, timer: setTimeout(start, waitLeftMs), start }
       else start()
     }
     setImmediate(startOrGather)
   }
 
-  // How much longer the batch scheduled at `scheduledAt` waits for other active writers' writes.
-  private waitForWritersMs (scheduledAt: number): number {
-    const gatherMs = this.options.gatherForWritersMs ?? 0
-    if (gatherMs <= 0) return 0
-    const now = performance.now()
-    const waiting = this.queue.length
-    if (waiting >= this.options.maxBatchSize || !this.activeWriters.moreThan(waiting, now)) return 0
-    return Math.max(0, gatherMs - (now - scheduledAt))
+  // The writes, queued or committing, that leave no active writer to wait for: one per active
+  // writer, counted no further than a full batch beyond those committing (none when batches
+  // wait for no writer).
+  private awaitedWrites (): number {
+    if ((this.options.gatherForWritersMs ?? 0) <= 0) return 0
+    return this.activeWriters.countUpTo(this.options.maxBatchSize + this.writesInFlight, performance.now())
   }
 
   // Never rejects: whatever goes wrong, every caller of the batch is answered.
@@ -138,6 +144,7 @@ export class GroupCommit<Item, Outcome> {
     if (this.queue.length === 0 || this.batchesInFlight >= this.options.maxBatchesInFlight) return
     const batch = this.queue.splice(0, this.options.maxBatchSize)
     this.batchesInFlight++
+    this.writesInFlight += batch.length
     // More may be waiting than one batch takes, and another batch may start beside this one.
     this.scheduleBatch()
     try {
@@ -147,6 +154,7 @@ export class GroupCommit<Item, Outcome> {
       for (const waiting of batch) waiting.reject(error)
     } finally {
       this.batchesInFlight--
+      this.writesInFlight -= batch.length
       this.scheduleBatch()
       if (this.queue.length === 0 && this.batchesInFlight === 0) {
         for (const resolve of this.idleWaiters.splice(0)) resolve()

@@ -125,6 +125,17 @@ t.test('a batch waits a moment for the writes of other connections writing, and 
   await groupCommit.idle()
 })
 
+t.test('writes of a batch still committing count as waiting: their writers cannot write again before their answers', async (t) => {
+  const { groupCommit, batches } = recordingGroupCommit({ maxBatchesInFlight: 2, gatherForWritersMs: 300, activeWriterWindowMs: 1000, commitMs: 200 })
+  const writers = [{ destroyed: false }, { destroyed: false }, { destroyed: false }]
+  const committing = [groupCommit.submit(1, writers[0]), groupCommit.submit(2, writers[1])]
+  while (batches.length === 0) await new Promise((resolve) => setImmediate(resolve))
+  const third = groupCommit.submit(3, writers[2])
+  for (let round = 0; round < 5; round++) await new Promise((resolve) => setImmediate(resolve))
+  t.same(batches, [[1, 2], [3]], 'the third writer\'s write starts a batch beside the one committing, without waiting')
+  await Promise.all([...committing, third])
+})
+
 t.test('a caller is answered only once its batch has committed', async (t) => {
   const { groupCommit, batches } = recordingGroupCommit({ commitMs: 30 })
   let answered = false
