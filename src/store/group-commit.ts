@@ -60,6 +60,7 @@ interface Waiting<Item, Outcome> {
 export class GroupCommit<Item, Outcome> {
   private readonly queue: Array<Waiting<Item, Outcome>> = []
   private readonly activeWriters: ActiveWriters
+  private readonly gatherForWritersMs: number
   // A batch waiting for other writers' writes: how many writes it waits for (the active writers
   // when it began to: counted once, not on each write), and what ends the wait.
   private writersWait: { readonly awaited: number, readonly timer: NodeJS.Timeout, readonly start: () => void } | undefined
@@ -77,10 +78,11 @@ export class GroupCommit<Item, Outcome> {
       throw new RangeError('batch size, batches in flight and gather rounds must be at least 1')
     }
     this.activeWriters = new ActiveWriters(options.activeWriterWindowMs ?? 10)
+    this.gatherForWritersMs = options.gatherForWritersMs ?? 0
   }
 
   submit (item: Item, writer?: Writer): Promise<Outcome> {
-    if (writer !== undefined) this.activeWriters.wrote(writer, performance.now())
+    if (writer !== undefined && this.gatherForWritersMs > 0) this.activeWriters.wrote(writer, performance.now())
     const observed = observeSafely(() => this.options.observer?.writeQueued?.())
     return new Promise<Outcome>((resolve, reject) => {
       this.queue.push({ item, observed, resolve, reject })
@@ -88,7 +90,7 @@ export class GroupCommit<Item, Outcome> {
       // As many writes wait as there are active writers: the batch starts (outside this caller's
       // call, as it would have from its timer).
       const wait = this.writersWait
-      if (wait !== undefined && this.queue.length + this.writesInFlight >= wait.awaited) queueMicrotask(wait.start)
+      if (wait !== undefined && this.holdsEveryWrite(wait.awaited)) queueMicrotask(wait.start)
     })
   }
 
@@ -122,9 +124,7 @@ export class GroupCommit<Item, Outcome> {
       }
       // Other active writers' writes to wait for, until gatherForWritersMs after the scheduling.
       const awaited = this.awaitedWrites()
-      const waitLeftMs = this.queue.length + this.writesInFlight >= awaited
-        ? 0
-        : (this.options.gatherForWritersMs ?? 0) - (performance.now() - scheduledAt)
+      const waitLeftMs = this.holdsEveryWrite(awaited) ? 0 : this.gatherForWritersMs - (performance.now() - scheduledAt)
       if (waitLeftMs > 0) this.writersWait = { awaited, timer: setTimeout(start, waitLeftMs), start }
       else start()
     }
@@ -135,8 +135,13 @@ export class GroupCommit<Item, Outcome> {
   // writer, counted no further than a full batch beyond those committing (none when batches
   // wait for no writer).
   private awaitedWrites (): number {
-    if ((this.options.gatherForWritersMs ?? 0) <= 0) return 0
+    if (this.gatherForWritersMs <= 0) return 0
     return this.activeWriters.countUpTo(this.options.maxBatchSize + this.writesInFlight, performance.now())
+  }
+
+  // Whether the writes queued and committing are as many as `awaited`.
+  private holdsEveryWrite (awaited: number): boolean {
+    return this.queue.length + this.writesInFlight >= awaited
   }
 
   // Never rejects: whatever goes wrong, every caller of the batch is answered.

@@ -36,6 +36,9 @@ function recordingGroupCommit (options: {
 }
 
 const range = (from: number, count: number): number[] => Array.from({ length: count }, (_, index) => from + index)
+const rounds = async (count: number): Promise<void> => {
+  for (let round = 0; round < count; round++) await new Promise((resolve) => setImmediate(resolve))
+}
 
 t.test('writes submitted together share one batch; writes arriving during its commit form the next', async (t) => {
   const { groupCommit, batches } = recordingGroupCommit({ commitMs: 30 })
@@ -72,9 +75,6 @@ t.test('a batch waits a moment for the writes of other connections writing, and 
   const gatherForWritersMs = 300
   const activeWriterWindowMs = 200
   const { groupCommit, batches } = recordingGroupCommit({ gatherForWritersMs, activeWriterWindowMs, commitMs: 1 })
-  const rounds = async (count: number): Promise<void> => {
-    for (let round = 0; round < count; round++) await new Promise((resolve) => setImmediate(resolve))
-  }
   const first = { destroyed: false }
   const second = { destroyed: false }
 
@@ -131,7 +131,7 @@ t.test('writes of a batch still committing count as waiting: their writers canno
   const committing = [groupCommit.submit(1, writers[0]), groupCommit.submit(2, writers[1])]
   while (batches.length === 0) await new Promise((resolve) => setImmediate(resolve))
   const third = groupCommit.submit(3, writers[2])
-  for (let round = 0; round < 5; round++) await new Promise((resolve) => setImmediate(resolve))
+  await rounds(5)
   t.same(batches, [[1, 2], [3]], 'the third writer\'s write starts a batch beside the one committing, without waiting')
   await Promise.all([...committing, third])
 })
