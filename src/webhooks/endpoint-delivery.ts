@@ -19,6 +19,8 @@ export interface DeliveryServices {
   readonly traceDelivery: (event: string, causedBy: string | undefined) => DeliveryTrace | undefined
   // Holds attempts back while requests wait for the event loop.
   readonly pacer: DeliveryPacer
+  // How many times this instance has written messages to the outbox: once more, some may be due.
+  readonly outboxWritesHere: () => number
 }
 
 // After this many failures in a row the endpoint is rested (the retry schedule's waits, longer
@@ -38,6 +40,11 @@ const deleteBatch = 512
 // behind that place: one committed after messages due later (by another instance, or by a batch
 // that took longer than the next one), or one read and then put back after a failure.
 const readFromStartEveryMs = 1000
+// After a read that found every message then due, the outbox is read again only once this
+// instance has written messages, a failure has put one back, or this long has passed (messages
+// written by another instance, or due later). Every attempt's end runs a round: at a steady 2,000
+// creates a second, reading the outbox on each cost a fifth of a core, and most reads found nothing.
+const rereadAfterMs = 25
 
 // The delivery of one endpoint's messages, by the instance that holds its lease: up to 16
 // attempts in flight, the earliest due first. Delivered messages are deleted from the outbox in
@@ -55,6 +62,10 @@ export class EndpointDelivery {
   private reading = false
   private readFrom: MessagePosition = beforeEveryMessage
   private readFromStartAt = 0
+  // When the last read found every message then due (undefined: it may have left some), and the
+  // outbox writes made here before it began.
+  private readAllDueAt: number | undefined
+  private outboxWritesBeforeRead = 0
   private failuresInARow = 0
   private restingUntil = 0
   private readonly attempts = new Set<Promise<void>>()
@@ -78,8 +89,9 @@ export class EndpointDelivery {
   async pump (now: number, settled: () => void): Promise<void> {
     if (this.disabled || now < this.restingUntil) return
     const window = this.failuresInARow >= failuresBeforeRest ? 1 : maxInFlightPerEndpoint
-    if (this.queue.length === 0 && this.inFlight < window && !this.reading) {
+    if (this.queue.length === 0 && this.inFlight < window && !this.reading && this.mayFindMoreDue(now)) {
       this.reading = true
+      const outboxWrites = this.services.outboxWritesHere()
       try {
         if (now >= this.readFromStartAt) {
           this.readFrom = beforeEveryMessage
@@ -87,6 +99,8 @@ export class EndpointDelivery {
         }
         const limit = this.readFrom === beforeEveryMessage ? this.inHand.size + readAhead : readAhead
         const due = await this.services.store.dueMessages(this.endpoint.id, now, this.readFrom, limit)
+        this.readAllDueAt = due.length < limit ? now : undefined
+        this.outboxWritesBeforeRead = outboxWrites
         const last = due.at(-1)
         if (last !== undefined) this.readFrom = { nextAttemptAt: last.nextAttemptAt, seq: last.seq }
         this.queue = due.filter(({ seq }) => !this.inHand.has(seq))
@@ -105,6 +119,11 @@ export class EndpointDelivery {
       })
       this.attempts.add(attempt)
     }
+  }
+
+  private mayFindMoreDue (now: number): boolean {
+    return this.readAllDueAt === undefined || now - this.readAllDueAt >= rereadAfterMs ||
+      this.services.outboxWritesHere() !== this.outboxWritesBeforeRead
   }
 
   // Deletes the messages delivered since the last deletion, when enough time has passed or
@@ -146,6 +165,7 @@ export class EndpointDelivery {
       // The store could not record the outcome (unavailable): the message stays due, and is
       // attempted again, with the same webhook-id.
       this.inHand.delete(message.seq)
+      this.readAllDueAt = undefined
     }
   }
 
@@ -185,6 +205,7 @@ export class EndpointDelivery {
     // Messages read before the failure wait for the endpoint to recover, and are read again then.
     this.queue = []
     this.readFrom = beforeEveryMessage
+    this.readAllDueAt = undefined
     if (this.failuresInARow >= failuresBeforeRest) {
       this.restingUntil = Math.max(this.restingUntil, now + schedule.restAfter(this.failuresInARow - failuresBeforeRest + 1))
     }

@@ -51,7 +51,9 @@ export class Webhooks {
     const pacer = new DeliveryPacer(requestLoad, cpuTime)
     // Told inside the store's transaction: the round runs once the commit is done.
     let nudgeScheduled = false
+    let outboxWrites = 0
     this.outbox = new WebhookOutbox(definitions, schedule, () => {
+      outboxWrites++
       if (nudgeScheduled) return
       nudgeScheduled = true
       setImmediate(() => {
@@ -68,6 +70,7 @@ export class Webhooks {
       observer: observability.metrics?.observeWebhooks(this.eventNames, async () => store.webhooks.pendingMessages()),
       traceDelivery: (event, causedBy) => observability.traceDelivery(event, causedBy),
       pacer,
+      outboxWritesHere: () => outboxWrites,
     }, logger)
     store.useOutbox(this.outbox)
     this.store = store

@@ -1,0 +1,78 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import { test } from 'tap'
+import type { DueWebhookMessage, MessagePosition, WebhookStore } from '../../src/store/webhook-store.js'
+import { DeliveryPacer } from '../../src/webhooks/delivery-pacer.js'
+import { EndpointDelivery } from '../../src/webhooks/endpoint-delivery.js'
+import { EndpointUrlPolicy } from '../../src/webhooks/endpoint-url-policy.js'
+import { RetrySchedule } from '../../src/webhooks/retry-schedule.js'
+import { newSigningSecret } from '../../src/webhooks/webhook-signature.js'
+import { startWebhookReceiver } from '../support/webhook-receiver.js'
+
+// An outbox in memory that counts its reads: what an endpoint's delivery asks of the store.
+class CountingOutbox {
+  reads = 0
+  private readonly waiting: DueWebhookMessage[] = []
+  private nextSeq = 1
+
+  add (): void {
+    const seq = this.nextSeq++
+    this.waiting.push({ seq, messageId: `msg_${seq}`, event: 'newPlant', body: '{}', traceparent: null, committedAt: 0, attempts: 0, nextAttemptAt: 0 })
+  }
+
+  readonly store = {
+    dueMessages: async (_endpointId: string, _now: number, after: MessagePosition, limit: number) => {
+      this.reads++
+      return this.waiting.filter(({ seq }) => seq > after.seq).slice(0, limit)
+    },
+    deleteMessages: async (seqs: readonly number[]) => {
+      for (const seq of seqs) this.waiting.splice(this.waiting.findIndex((message) => message.seq === seq), 1)
+    },
+  } as unknown as WebhookStore
+}
+
+test('a delivery that read every due message reads the outbox again only once more was written here, or after a while', async (t) => {
+  const receiver = await startWebhookReceiver(t)
+  const outbox = new CountingOutbox()
+  let outboxWrites = 0
+  const delivery = new EndpointDelivery(
+    { id: 'endpoint', url: receiver.url, secret: newSigningSecret(), previousSecret: null, previousSecretUntil: null, failingSince: null },
+    {
+      store: outbox.store,
+      schedule: new RetrySchedule('0'),
+      policy: new EndpointUrlPolicy('only'),
+      timeoutMs: 1000,
+      disableAfterMs: 60_000,
+      observer: undefined,
+      traceDelivery: () => undefined,
+      pacer: new DeliveryPacer(),
+      outboxWritesHere: () => outboxWrites,
+    })
+  t.teardown(async () => delivery.close(0))
+  // Rounds as the dispatcher runs them, all at one moment: one on every attempt's end.
+  const now = Date.now()
+  const settled = { count: 0 }
+  const round = async (): Promise<void> => delivery.pump(now, () => { settled.count++ })
+
+  for (let i = 0; i < 3; i++) outbox.add()
+  await round()
+  t.equal(outbox.reads, 1)
+  while (settled.count < 3) {
+    await sleep(5)
+    await round()
+  }
+  t.equal(receiver.received.length, 3)
+  t.equal(outbox.reads, 1, 'the rounds after each attempt did not read the outbox again')
+
+  outbox.add()
+  outboxWrites++
+  await round()
+  t.equal(outbox.reads, 2, 'a write here is read at once')
+  await receiver.waitFor(4)
+
+  outbox.add()
+  await round()
+  t.equal(outbox.reads, 2, 'a write elsewhere waits')
+  await delivery.pump(now + 25, () => undefined)
+  t.equal(outbox.reads, 3, 'and is read once the time has passed')
+  await receiver.waitFor(5)
+})
