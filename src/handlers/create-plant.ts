@@ -4,7 +4,7 @@ import { compileDocumentWriter } from '../spec/declared-document.js'
 import type { LoadedOpenApiDocument } from '../spec/openapi-document.js'
 import type { PlantStore } from '../store/plant-store.js'
 import { PlantConflictError } from '../store/store-errors.js'
-import { type OperationHandler, sendJsonText } from './operation-handler.js'
+import { type OperationHandler, sendJsonText, type WriteContextOf } from './operation-handler.js'
 
 type Plant = components['schemas']['Plant']
 
@@ -29,13 +29,12 @@ export type StoredPlantsAreStillPlants = MustHold<IsStillAPlant<StoredPlantShape
 // plant under the id is the 409 the operation declares. A create that stores a new plant sends
 // its webhooks, linked to this request's trace.
 export function createPlantHandler (
-  store: PlantStore, { document }: LoadedOpenApiDocument, traceparent: () => string | undefined
+  store: PlantStore, { document }: LoadedOpenApiDocument, writeContextOf: WriteContextOf
 ): OperationHandler<operations['createPlant']> {
   const writePlantDocument = compileDocumentWriter(document, '#/components/schemas/Plant')
   return async function createPlant ({ body }, reply) {
     try {
-      const context = { traceparent: traceparent(), writer: reply.request.raw.socket }
-      const { plant } = await store.createPlant({ id: body.id, document: writePlantDocument(body) }, context)
+      const { plant } = await store.createPlant({ id: body.id, document: writePlantDocument(body) }, writeContextOf(reply))
       return sendJsonText<Plant>(reply, plant.document)
     } catch (error) {
       if (error instanceof PlantConflictError) return new ConflictResponseError(error.message)

@@ -1,6 +1,7 @@
 import { loadApiReferenceFiles } from '../api-reference/api-reference-files.js'
 import type { ServiceMetrics } from '../observability/service-metrics.js'
 import type { LoadedOpenApiDocument } from '../spec/openapi-document.js'
+import type { WriteContext } from '../store/outbox.js'
 import type { PlantStore } from '../store/plant-store.js'
 import type { Webhooks } from '../webhooks/webhooks.js'
 import { getApiReferenceAssetHandler, getApiReferenceHandler, getRootHandler } from './api-reference.js'
@@ -9,7 +10,7 @@ import { deletePlantHandler } from './delete-plant.js'
 import { getPlantHandler } from './get-plant.js'
 import { listPlantsHandler } from './list-plants.js'
 import { getMetricsHandler } from './metrics.js'
-import type { OperationHandlers } from './operation-handler.js'
+import type { OperationHandlers, WriteContextOf } from './operation-handler.js'
 import {
   getHealthHandler, getOpenApiJsonHandler, getOpenApiYamlHandler, getReadinessHandler,
 } from './operational-endpoints.js'
@@ -29,12 +30,15 @@ export interface HandlerDependencies {
 
 // The service handlers fastify-openapi-glue binds, keyed by operationId.
 export function createOperationHandlers ({ store, openApi, metrics, webhooks, traceparent }: HandlerDependencies): OperationHandlers {
+  // What a write carries besides the plant (src/store/outbox.ts): the request's trace, which its
+  // webhooks link to, and its connection, whose writes the store's batch may wait for.
+  const writeContextOf: WriteContextOf = (reply): WriteContext => ({ traceparent: traceparent(), writer: reply.request.raw.socket })
   return {
     getRoot: getRootHandler(),
     listPlants: listPlantsHandler(store, openApi.document),
-    createPlant: createPlantHandler(store, openApi, traceparent),
+    createPlant: createPlantHandler(store, openApi, writeContextOf),
     getPlant: getPlantHandler(store),
-    deletePlant: deletePlantHandler(store, traceparent),
+    deletePlant: deletePlantHandler(store, writeContextOf),
     listWebhookEndpoints: listWebhookEndpointsHandler(webhooks),
     createWebhookEndpoint: createWebhookEndpointHandler(webhooks),
     deleteWebhookEndpoint: deleteWebhookEndpointHandler(webhooks),
