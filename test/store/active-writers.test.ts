@@ -1,3 +1,7 @@
+import { performance } from 'node:perf_hooks'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import t from 'tap'
 import { ActiveWriters } from '../../src/store/active-writers.js'
 
@@ -23,4 +27,20 @@ t.test('a writer is active for one to two windows after its last write, while it
   writers.wrote(first, 4700)
   t.equal(writers.countUpTo(10, 4800), 1)
   t.equal(writers.countUpTo(10, 9000), 0, 'nor after several')
+})
+
+t.test('once writes stop, the writers are let go without another call', async (t) => {
+  setFlagsFromString('--expose-gc')
+  const collectGarbage = runInNewContext('gc') as () => void
+  const writers = new ActiveWriters(10)
+  const connection = new WeakRef((() => {
+    const writer = { destroyed: false }
+    writers.wrote(writer, performance.now())
+    return writer
+  })())
+  for (let waited = 0; connection.deref() !== undefined && waited < 2000; waited += 20) {
+    await sleep(20)
+    collectGarbage()
+  }
+  t.equal(connection.deref(), undefined, 'the connection was collected')
 })
