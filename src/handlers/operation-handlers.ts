@@ -1,7 +1,6 @@
 import { loadApiReferenceFiles } from '../api-reference/api-reference-files.js'
 import type { ServiceMetrics } from '../observability/service-metrics.js'
 import type { LoadedOpenApiDocument } from '../spec/openapi-document.js'
-import type { WriteContext } from '../store/outbox.js'
 import type { PlantStore } from '../store/plant-store.js'
 import type { Webhooks } from '../webhooks/webhooks.js'
 import { getApiReferenceAssetHandler, getApiReferenceHandler, getRootHandler } from './api-reference.js'
@@ -30,9 +29,9 @@ export interface HandlerDependencies {
 
 // The service handlers fastify-openapi-glue binds, keyed by operationId.
 export function createOperationHandlers ({ store, openApi, metrics, webhooks, traceparent }: HandlerDependencies): OperationHandlers {
-  // What a write carries besides the plant (src/store/outbox.ts): the request's trace, which its
-  // webhooks link to, and its connection, whose writes the store's batch may wait for.
-  const writeContextOf: WriteContextOf = (reply): WriteContext => ({ traceparent: traceparent(), writer: reply.request.raw.socket })
+  // The request's trace, which its webhooks link to, and its connection, whose writes the
+  // store's batch may wait for (src/store/outbox.ts).
+  const writeContextOf: WriteContextOf = (reply) => ({ traceparent: traceparent(), writer: reply.request.raw.socket })
   return {
     getRoot: getRootHandler(),
     listPlants: listPlantsHandler(store, openApi.document),

@@ -28,12 +28,14 @@ export interface Outbox {
   messagesOf (change: PlantChange, plant: PlantRow, committedAt: number, traceparent: string | undefined): readonly OutboxMessage[]
   // For a store that writes a batch's messages together (bundles: SQLite's, and PostgreSQL's for a
   // batch of creates): the webhooks a change sends, by name, and when a message committed at
-  // committedAt is first due. Either way, the webhooks learn that messages were written.
+  // committedAt is first due.
   webhooksOf (change: PlantChange): readonly string[]
   firstAttemptAt (committedAt: number): number
+  // Told once a batch's transaction has committed: the messages it wrote can be read now.
+  committed (): void
 }
 
-export const noOutbox: Outbox = { wants: () => false, messagesOf: () => [], webhooksOf: () => [], firstAttemptAt: (committedAt) => committedAt }
+export const noOutbox: Outbox = { wants: () => false, messagesOf: () => [], webhooksOf: () => [], firstAttemptAt: (committedAt) => committedAt, committed: () => undefined }
 
 // A message's body, as Standard Webhooks lays it out: the webhook's name, the commit's time and
 // the plant.

@@ -19,8 +19,9 @@ export interface DeliveryServices {
   readonly traceDelivery: (event: string, causedBy: string | undefined) => DeliveryTrace | undefined
   // Holds attempts back while requests wait for the event loop.
   readonly pacer: DeliveryPacer
-  // How many times this instance has written messages to the outbox: once more, some may be due.
-  readonly outboxWritesHere: () => number
+  // How many batches this instance has committed while endpoints were subscribed: a count that
+  // changed since a read found no more due messages says that some may have been committed since.
+  readonly outboxCommitsHere: () => number
 }
 
 // After this many failures in a row the endpoint is rested (the retry schedule's waits, longer
@@ -41,8 +42,8 @@ const deleteBatch = 512
 // that took longer than the next one), or one read and then put back after a failure.
 const readFromStartEveryMs = 1000
 // After a read that found every message then due, the outbox is read again only once this
-// instance has written messages, a failure has put one back, or this long has passed (messages
-// written by another instance, or due later). Every attempt's end runs a round: at a steady 2,000
+// instance has committed a batch, a failure has put a message back, or this long has passed
+// (messages written by another instance or process, or due later). Every attempt's end runs a round: at a steady 2,000
 // creates a second, reading the outbox on each cost a fifth of a core, and most reads found nothing.
 const rereadAfterMs = 25
 
@@ -63,9 +64,9 @@ export class EndpointDelivery {
   private readFrom: MessagePosition = beforeEveryMessage
   private readFromStartAt = 0
   // When the last read found every message then due (undefined: it may have left some), and the
-  // outbox writes made here before it began.
-  private readAllDueAt: number | undefined
-  private outboxWritesBeforeRead = 0
+  // batches committed here before it began.
+  private foundAllDueAt: number | undefined
+  private outboxCommitsAtRead = 0
   private failuresInARow = 0
   private restingUntil = 0
   private readonly attempts = new Set<Promise<void>>()
@@ -91,7 +92,7 @@ export class EndpointDelivery {
     const window = this.failuresInARow >= failuresBeforeRest ? 1 : maxInFlightPerEndpoint
     if (this.queue.length === 0 && this.inFlight < window && !this.reading && this.mayFindMoreDue(now)) {
       this.reading = true
-      const outboxWrites = this.services.outboxWritesHere()
+      const outboxCommits = this.services.outboxCommitsHere()
       try {
         if (now >= this.readFromStartAt) {
           this.readFrom = beforeEveryMessage
@@ -99,8 +100,8 @@ export class EndpointDelivery {
         }
         const limit = this.readFrom === beforeEveryMessage ? this.inHand.size + readAhead : readAhead
         const due = await this.services.store.dueMessages(this.endpoint.id, now, this.readFrom, limit)
-        this.readAllDueAt = due.length < limit ? now : undefined
-        this.outboxWritesBeforeRead = outboxWrites
+        this.foundAllDueAt = due.length < limit ? now : undefined
+        this.outboxCommitsAtRead = outboxCommits
         const last = due.at(-1)
         if (last !== undefined) this.readFrom = { nextAttemptAt: last.nextAttemptAt, seq: last.seq }
         this.queue = due.filter(({ seq }) => !this.inHand.has(seq))
@@ -122,8 +123,9 @@ export class EndpointDelivery {
   }
 
   private mayFindMoreDue (now: number): boolean {
-    return this.readAllDueAt === undefined || now - this.readAllDueAt >= rereadAfterMs ||
-      this.services.outboxWritesHere() !== this.outboxWritesBeforeRead
+    // A wall clock set back counts as time passed.
+    return this.foundAllDueAt === undefined || now - this.foundAllDueAt >= rereadAfterMs || now < this.foundAllDueAt ||
+      this.services.outboxCommitsHere() !== this.outboxCommitsAtRead
   }
 
   // Deletes the messages delivered since the last deletion, when enough time has passed or
@@ -165,7 +167,7 @@ export class EndpointDelivery {
       // The store could not record the outcome (unavailable): the message stays due, and is
       // attempted again, with the same webhook-id.
       this.inHand.delete(message.seq)
-      this.readAllDueAt = undefined
+      this.foundAllDueAt = undefined
     }
   }
 
@@ -205,7 +207,7 @@ export class EndpointDelivery {
     // Messages read before the failure wait for the endpoint to recover, and are read again then.
     this.queue = []
     this.readFrom = beforeEveryMessage
-    this.readAllDueAt = undefined
+    this.foundAllDueAt = undefined
     if (this.failuresInARow >= failuresBeforeRest) {
       this.restingUntil = Math.max(this.restingUntil, now + schedule.restAfter(this.failuresInARow - failuresBeforeRest + 1))
     }

@@ -15,8 +15,9 @@ export class WebhookOutbox implements Outbox {
   constructor (
     private readonly definitions: readonly WebhookDefinition[],
     private readonly schedule: RetrySchedule,
-    // Told when messages were written, so that delivery starts without waiting for a poll.
-    private readonly written: () => void
+    // Told when a batch committed while some endpoint was subscribed, so that delivery starts
+    // without waiting for a poll.
+    private readonly committedWithEndpoints: () => void
   ) {
     // Until the endpoints are first read (PostgreSQL may be out of reach at start), every webhook
     // counts as wanted: the store's join with the endpoints then decides, and none is missed.
@@ -45,7 +46,6 @@ export class WebhookOutbox implements Outbox {
   messagesOf (change: PlantChange, plant: PlantRow, committedAt: number, traceparent: string | undefined): readonly OutboxMessage[] {
     const definitions = this.wanted.get(change)
     if (definitions === undefined) return []
-    this.written()
     return definitions.map(({ name }) => ({
       messageId: `msg_${randomUUID().replaceAll('-', '')}`,
       event: name,
@@ -58,11 +58,16 @@ export class WebhookOutbox implements Outbox {
   webhooksOf (change: PlantChange): readonly string[] {
     const definitions = this.wanted.get(change)
     if (definitions === undefined) return []
-    this.written()
     return definitions.map(({ name }) => name)
   }
 
   firstAttemptAt (committedAt: number): number {
     return this.schedule.firstAttemptAt(committedAt)
+  }
+
+  // After the commit, not as the messages are written: on PostgreSQL a read started between the
+  // two would find nothing, and the deliveries would take it that nothing was new.
+  committed (): void {
+    if (this.wanted.size > 0) this.committedWithEndpoints()
   }
 }

@@ -49,11 +49,13 @@ export class Webhooks {
     const schedule = new RetrySchedule(settings.WEBHOOK_RETRY_SCHEDULE)
     this.policy = new EndpointUrlPolicy(settings.WEBHOOK_ALLOW_LOOPBACK, resolveHost)
     const pacer = new DeliveryPacer(requestLoad, cpuTime)
-    // Told inside the store's transaction: the round runs once the commit is done.
+    // Told as a batch commits, before its writes are answered: the round runs after, so that the
+    // answers go first. The count tells the deliveries that messages may have been committed
+    // since they last found none (src/webhooks/endpoint-delivery.ts).
     let nudgeScheduled = false
-    let outboxWrites = 0
+    let outboxCommits = 0
     this.outbox = new WebhookOutbox(definitions, schedule, () => {
-      outboxWrites++
+      outboxCommits++
       if (nudgeScheduled) return
       nudgeScheduled = true
       setImmediate(() => {
@@ -70,7 +72,7 @@ export class Webhooks {
       observer: observability.metrics?.observeWebhooks(this.eventNames, async () => store.webhooks.pendingMessages()),
       traceDelivery: (event, causedBy) => observability.traceDelivery(event, causedBy),
       pacer,
-      outboxWritesHere: () => outboxWrites,
+      outboxCommitsHere: () => outboxCommits,
     }, logger)
     store.useOutbox(this.outbox)
     this.store = store

@@ -26,6 +26,7 @@ const outbox: Outbox = {
     : [{ messageId: `msg_${randomUUID().replaceAll('-', '')}`, event: 'plantDeleted', body: messageBody('plantDeleted', committedAt, plant), traceparent, dueAt: committedAt }],
   webhooksOf: (change) => [change === 'plant-created' ? 'newPlant' : 'plantDeleted'],
   firstAttemptAt: (committedAt) => committedAt,
+  committed: () => undefined,
 }
 
 const plantIdsOf = (messages: ReadonlyArray<{ body: string }>): number[] =>
@@ -62,6 +63,18 @@ function testBatchMessages (t: Test, openStore: (t: Test) => Promise<PlantStore>
     t.same(await store.webhooks.dueMessages(deletesOnly, Date.now() + 1000, beforeEveryMessage, 64), [], 'none to an endpoint not subscribed')
     t.same(await store.webhooks.dueMessages(disabled, Date.now() + 1000, beforeEveryMessage, 64), [], 'none to a disabled endpoint')
     t.equal(await store.webhooks.pendingMessages(), 3)
+  })
+  t.test('the outbox is told of a commit once the messages it wrote can be read', async (t) => {
+    const store = await openStore(t)
+    await store.webhooks.createEndpoint({ id: everyEvent, url: 'http://127.0.0.1:1/every', events: null, secret: 'whsec_a', createdAt: now })
+    const readsOnCommit: Array<Promise<unknown[]>> = []
+    store.useOutbox({ ...outbox, committed: () => { readsOnCommit.push(store.webhooks.dueMessages(everyEvent, Date.now() + 1000, beforeEveryMessage, 64)) } })
+    await Promise.all([store.createPlant(plantRow({ id: 1n, name: 'Fern' })), store.createPlant(plantRow({ id: 2n, name: 'Ivy' }))])
+    await store.deletePlant(1n)
+    // Nothing is delivered here: each read finds the messages of every commit before it, and its own.
+    const found = (await Promise.all(readsOnCommit)).map((messages) => messages.length)
+    t.equal(found.at(-1), 3, 'the read on the delete\'s commit found its message')
+    t.ok(found.every((count, index) => count > (found[index - 1] ?? 0)), `each read found more than the one before (${found.join(', ')})`)
   })
 }
 

@@ -34,6 +34,7 @@ const outbox: Outbox = {
   }],
   webhooksOf: (change) => [webhookOf[change]],
   firstAttemptAt: (committedAt) => committedAt,
+  committed: () => undefined,
 }
 
 async function storeWithEndpoints (store: PlantStore): Promise<PlantStore> {

@@ -30,6 +30,7 @@ const outboxDueAtTag: Outbox = {
   }],
   webhooksOf: () => ['newPlant'],
   firstAttemptAt: () => dueAtOfPlantBeingCreated,
+  committed: () => undefined,
 }
 
 async function storeWithMessages (store: PlantStore, dueAts: readonly number[]): Promise<void> {

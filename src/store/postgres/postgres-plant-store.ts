@@ -103,7 +103,11 @@ export class PostgresPlantStore implements PlantStore {
     // Without a listener, an idle connection that breaks would crash the process.
     this.pool.on('error', (error) => onIdleConnectionError?.(error))
     this.writes = new BatchedWrites(
-      async (writes) => this.translateErrors(() => this.onMigratedTables(() => commitWrites(this.pool, writes, this.outbox))),
+      async (writes) => this.translateErrors(() => this.onMigratedTables(async () => {
+        const results = await commitWrites(this.pool, writes, this.outbox)
+        this.outbox.committed()
+        return results
+      })),
       isRefusedByBatchStatement,
       batchObserver
     )

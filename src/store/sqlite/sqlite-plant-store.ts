@@ -126,7 +126,9 @@ export class SqlitePlantStore implements PlantStore {
       // A transaction left open by a failed rollback would turn the next one into a savepoint
       // inside it: nothing committed, nothing flushed.
       if (database.inTransaction) throw new StoreUnavailableError(1)
-      return commitWrites.immediate(writes)
+      const results = commitWrites.immediate(writes)
+      this.outbox.committed()
+      return results
     }), (error) => !(error instanceof StoreUnavailableError), batchObserver)
     // Ready means able to write: take the write lock (as a create would) and read the file.
     const migrationVersion = database.prepare('SELECT max(version) FROM schema_migrations').pluck()
