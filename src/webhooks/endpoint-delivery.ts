@@ -43,8 +43,9 @@ const deleteBatch = 512
 const readFromStartEveryMs = 1000
 // After a read that found every message then due, the outbox is read again only once this
 // instance has committed a batch, a failure has put a message back, or this long has passed
-// (messages written by another instance or process, or due later). Every attempt's end runs a round: at a steady 2,000
-// creates a second, reading the outbox on each cost a fifth of a core, and most reads found nothing.
+// (messages written by another instance or process, or due later). Every attempt's end runs a
+// round: at a steady 2,000 creates a second, reading the outbox on each cost a fifth of a core,
+// and most reads found nothing.
 const rereadAfterMs = 25
 
 // The delivery of one endpoint's messages, by the instance that holds its lease: up to 16
