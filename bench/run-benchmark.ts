@@ -481,8 +481,7 @@ async function measure (scenario: Scenario, seconds: number): Promise<RunMeasure
 }
 
 interface BenchPostgres {
-  // The server's version and the memory it caches pages in: a create with a random id on ten
-  // million plants reads a leaf of the id's index, from shared_buffers or from the kernel.
+  // The server's version and the settings a large store's creates depend on (below).
   readonly description: string
   readonly url: string
   readonly schema: string
@@ -501,9 +500,16 @@ async function preparePostgres (url: string): Promise<string | BenchPostgres> {
   const schema = `plant_store_bench_${randomBytes(6).toString('hex')}`
   let description: string
   try {
-    const { rows } = await client.query<{ version: string, shared_buffers: string }>(
-      "SELECT current_setting('server_version') AS version, current_setting('shared_buffers') AS shared_buffers")
-    description = `PostgreSQL ${rows[0]!.version}, shared_buffers ${rows[0]!.shared_buffers}`
+    // What a large store's creates depend on (docs/benchmark.md): a create with a random id on
+    // ten million plants reads a leaf of the id's index, from shared_buffers or from the kernel,
+    // and writes the whole leaf to the log the first time it changes after a checkpoint, which the
+    // log's volume (max_wal_size) brings sooner.
+    const { rows } = await client.query<{ version: string, shared_buffers: string, max_wal_size: string, wal_compression: string }>(
+      `SELECT current_setting('server_version') AS version, current_setting('shared_buffers') AS shared_buffers,
+        current_setting('max_wal_size') AS max_wal_size, current_setting('wal_compression') AS wal_compression`)
+    const settings = rows[0]!
+    description = `PostgreSQL ${settings.version}, shared_buffers ${settings.shared_buffers}, ` +
+      `max_wal_size ${settings.max_wal_size}, wal_compression ${settings.wal_compression}`
     await client.query(`CREATE SCHEMA ${schema}`)
     await client.query(`CREATE SCHEMA ${schema}_webhooks`)
     await client.query(`CREATE SCHEMA ${schema}_large`)
