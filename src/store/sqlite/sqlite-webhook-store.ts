@@ -67,7 +67,8 @@ export class SqliteWebhookStore implements WebhookStore {
         FROM webhook_endpoints e ORDER BY e.created_at, e.id`),
       deleteEndpoint: database.prepare('DELETE FROM webhook_endpoints WHERE id = ?'),
       deleteEndpointMessages: database.prepare('DELETE FROM webhook_messages WHERE endpoint_id = ?'),
-      deleteEndpointBundles: database.prepare('DELETE FROM webhook_message_bundles WHERE endpoint_id = ?'),
+      // The messages each deleted bundle held, for the count of messages deleted.
+      deleteEndpointBundles: database.prepare<[string], bigint>('DELETE FROM webhook_message_bundles WHERE endpoint_id = ? RETURNING message_count').pluck(),
       rotateSecret: database.prepare(`UPDATE webhook_endpoints
         SET previous_secret = secret, previous_secret_until = ?, secret = ? WHERE id = ?`),
       selectSubscriptions: database.prepare<[], string | null>('SELECT events FROM webhook_endpoints WHERE disabled_at IS NULL').pluck(),
@@ -113,9 +114,8 @@ export class SqliteWebhookStore implements WebhookStore {
         SELECT endpoint_id FROM message_owners WHERE endpoint_id IS NOT NULL
         UNION SELECT endpoint_id FROM bundle_owners WHERE endpoint_id IS NOT NULL
         EXCEPT SELECT id FROM webhook_endpoints`).pluck(),
-      deleteEndpointBundlesCounted: database.prepare<[string], bigint>('DELETE FROM webhook_message_bundles WHERE endpoint_id = ? RETURNING message_count').pluck(),
     }
-    const { deleteEndpoint, deleteEndpointMessages, deleteEndpointBundles, deleteMessage, selectDeletedEndpointsOwed, deleteEndpointBundlesCounted } = this.statements
+    const { deleteEndpoint, deleteEndpointMessages, deleteEndpointBundles, deleteMessage, selectDeletedEndpointsOwed } = this.statements
     this.deleteEndpointAndMessages = database.transaction((id: string) => {
       deleteEndpointMessages.run(id)
       deleteEndpointBundles.run(id)
@@ -128,7 +128,7 @@ export class SqliteWebhookStore implements WebhookStore {
       let deleted = 0
       for (const endpointId of selectDeletedEndpointsOwed.all()) {
         deleted += deleteEndpointMessages.run(endpointId).changes
-        for (const messageCount of deleteEndpointBundlesCounted.all(endpointId)) deleted += Number(messageCount)
+        for (const messageCount of deleteEndpointBundles.all(endpointId)) deleted += Number(messageCount)
       }
       return deleted
     })
