@@ -1,0 +1,5 @@
+// A regular expression that matches `text` as written: its dots, brackets and the rest taken
+// literally (RegExp.escape is not in Node 20).
+export function literalPattern (text: string): RegExp {
+  return new RegExp(text.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&'))
+}
