@@ -2,9 +2,9 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { awaitOutput } from './support/await-output.js'
-import { literalPattern } from './support/literal-pattern.js'
 import { assertExchangeMatchesSpec } from './support/contract.js'
 import { freePort } from './support/free-port.js'
+import { literalPattern } from './support/literal-pattern.js'
 import { startServer } from './support/running-server.js'
 import { testFolder } from './support/test-folder.js'
 
@@ -31,7 +31,7 @@ async function startMock (t: Test, port: number, how: { env?: Record<string, str
     if (!t.passing()) t.comment(`output of the mock:\n${output}`)
   })
   const baseUrl = `http://127.0.0.1:${port}`
-  await awaitOutput(child, () => output, literalPattern(`Mock of openapi.yaml listening on ${baseUrl}`), 'the mock to start', 60_000)
+  await awaitOutput(child, () => output, literalPattern(`Mock of openapi.yaml listening on ${baseUrl}\n`), 'the mock to start', 60_000)
   return baseUrl
 }
 

@@ -4,7 +4,7 @@ import { createPlant, serverArguments, startServer } from './support/running-ser
 import { testFolder } from './support/test-folder.js'
 
 // The service's start, as a process: the managed token of a first start, settings that stop it
-// with one line, the summary it logs and the format of its logs.
+// with a message naming them, the summary it logs and the format of its logs.
 
 const configuredToken = 'server-test-token-0123456789'
 

@@ -1,7 +1,8 @@
 import type { ChildProcess } from 'node:child_process'
 
 // Waits until `pattern` matches a child process's output, and resolves with the match. Rejects,
-// with the output so far, once `limitMs` have passed or the process has exited without it.
+// with the output so far, once `limitMs` have passed or the process's output has ended without
+// it (its 'close': the process has exited, and so has every process it gave its pipes to).
 // `waitingFor` names what the match means, for that message ("the service to start").
 // `output` must be fed by listeners on the child's stdout and stderr added before this is
 // called: the output is looked at again each time the child writes, after those listeners ran.
