@@ -1,7 +1,6 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
 import t, { type Test } from 'tap'
 import { awaitOutput } from './support/await-output.js'
-import { literalPattern } from './support/literal-pattern.js'
 
 // The helper every test of a process waits with: it must see output as it is written, on either
 // stream, and the last words of a process that exits, and give up at once on a process whose
@@ -78,10 +77,4 @@ t.test('rejects once the time is up', async (t) => {
   await t.rejects(awaitOutput(child, output, /too late/, 'the late words', 300), /waited in vain for the late words; its output:\nwaiting\n/)
   t.ok(Date.now() - started < promptlyMs, `when its time was up (${Date.now() - started} ms)`)
   assertListenersRemoved(t, child)
-})
-
-t.test('a literal pattern takes dots as dots', async (t) => {
-  t.ok(literalPattern('listening on http://127.0.0.1:80').test('listening on http://127.0.0.1:80'))
-  t.notOk(literalPattern('127.0.0.1').test('127a0b0c1'))
-  t.ok(literalPattern('a (b) [c] {d} $e^ *+? | \\ / -').test('x a (b) [c] {d} $e^ *+? | \\ / - y'))
 })

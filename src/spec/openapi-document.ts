@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parse as parseYaml } from 'yaml'
+import { escapeForPattern } from './literal-pattern.js'
 
 export const httpMethods = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const
 export type HttpMethod = (typeof httpMethods)[number]
@@ -68,7 +69,7 @@ export function loadOpenApiDocument (file = findOpenApiFile()): LoadedOpenApiDoc
 // router matches them. `prefix` is BASE_PATH; under one, the root is routed with and without
 // its trailing slash (/api/v1/ and /api/v1).
 export function pathTemplatePattern (path: string, prefix = ''): RegExp {
-  const escaped = (prefix + path).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+  const escaped = escapeForPattern(prefix + path)
   const optionalSlash = prefix !== '' && path === '/' ? '?' : ''
   return new RegExp(`^${escaped.replace(/\\\{\w+\\\}/g, '[^/]*')}${optionalSlash}$`)
 }
