@@ -60,23 +60,35 @@ export async function runLoad (options: LoadOptions): Promise<LoadResult> {
   }
 }
 
+export interface SteadyLoadOptions extends LoadOptions {
+  readonly rate: number
+  // Told of each 2xx as it arrives, with the wall clock's time (milliseconds since the epoch, as
+  // another process on this machine reads it).
+  readonly onAnswered?: (request: BenchRequest, answeredAtMs: number) => void
+}
+
 // Requests sent at a steady `rate` a second, spread evenly over each second (autocannon's own
 // rate sends each second's requests as fast as it can, then waits for the next second: bursts
 // at full speed, not a steady load), on up to `connections` keep-alive connections.
-export async function runSteadyLoad (options: LoadOptions & { readonly rate: number }): Promise<LoadResult> {
+export async function runSteadyLoad (options: SteadyLoadOptions): Promise<LoadResult> {
   const pool = new Pool(options.baseUrl, { connections: options.connections })
   const headers: Record<string, string> = options.token === undefined ? {} : { authorization: `Bearer ${options.token}` }
   const latenciesMs: number[] = []
   let failures = 0
   const inFlight = new Set<Promise<void>>()
   const send = (): void => {
-    const { method, path, body } = options.nextRequest()
+    const benchRequest = options.nextRequest()
+    const { method, path, body } = benchRequest
     const sentAt = performance.now()
     const request: Promise<void> = pool.request({ method, path, body: body ?? null, headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' } })
       .then(async (response) => {
         await response.body.dump()
-        if (response.statusCode >= 200 && response.statusCode < 300) latenciesMs.push(performance.now() - sentAt)
-        else failures++
+        if (response.statusCode >= 200 && response.statusCode < 300) {
+          latenciesMs.push(performance.now() - sentAt)
+          options.onAnswered?.(benchRequest, Date.now())
+        } else {
+          failures++
+        }
       }, () => { failures++ })
       .finally(() => inFlight.delete(request))
     inFlight.add(request)

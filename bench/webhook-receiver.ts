@@ -2,10 +2,14 @@ import { createServer } from 'node:http'
 
 // A webhook receiver for `npm run bench`, in a process of its own so that it costs neither the
 // service nor the load generator: answers 200 at once, and counts what it receives with the
-// delay from the change's commit (the body's timestamp, just before the create's 200) to its
-// receipt. GET /stats answers the count and the delays' percentiles; POST /reset forgets them.
+// delay from the change's commit (the body's timestamp, taken as its batch began) to its receipt.
+// GET /stats answers the count and the delays' percentiles; GET /receipts when each plant's
+// first message arrived (milliseconds since the epoch, by plant id), for the load generator to
+// set beside its create's 200; POST /reset forgets them all.
+const keptAtMost = 1_000_000
 let received = 0
 let delaysMs: number[] = []
+let receiptsByPlantId = new Map<string, number>()
 
 function percentile (sorted: readonly number[], fraction: number): number {
   return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))]!
@@ -20,15 +24,25 @@ const server = createServer((request, response) => {
       response.end(JSON.stringify({ received, p50Ms: percentile(sorted, 0.5), p99Ms: percentile(sorted, 0.99), maxMs: sorted.at(-1) ?? Number.NaN }))
       return
     }
+    if (request.method === 'GET' && request.url === '/receipts') {
+      response.end(JSON.stringify(Object.fromEntries(receiptsByPlantId)))
+      return
+    }
     if (request.method === 'POST' && request.url === '/reset') {
       received = 0
       delaysMs = []
+      receiptsByPlantId = new Map()
       response.end()
       return
     }
+    const receivedAt = Date.now()
     received++
-    const timestamp = /"timestamp":"([^"]+)"/.exec(Buffer.concat(chunks).toString('utf8'))?.[1]
-    if (timestamp !== undefined && delaysMs.length < 1_000_000) delaysMs.push(Date.now() - Date.parse(timestamp))
+    const body = Buffer.concat(chunks).toString('utf8')
+    const timestamp = /"timestamp":"([^"]+)"/.exec(body)?.[1]
+    if (timestamp !== undefined && delaysMs.length < keptAtMost) delaysMs.push(receivedAt - Date.parse(timestamp))
+    // A retry or a duplicate after a crash arrives later: the first receipt is the delivery.
+    const plantId = /"data":\{"id":(\d+)/.exec(body)?.[1]
+    if (plantId !== undefined && !receiptsByPlantId.has(plantId) && receiptsByPlantId.size < keptAtMost) receiptsByPlantId.set(plantId, receivedAt)
     response.end()
   })
 })

@@ -72,19 +72,48 @@ export async function awaitReceived (receiver: ServerProcess, count: number, lim
   return received
 }
 
-// Creates at a steady `rate` for `seconds`, then the receiver's account of their delays, the
-// creates' own p99 (a stall of the service, such as a slow fsync, shows in both), and the
-// service's CPU per create with its delivery (what decides how near that rate is to saturation).
+// Creates at a steady `rate` for `seconds`, then the receiver's account of their delays from
+// commit, the delays from each create's 200 (as the load generator read it) to its message's
+// first receipt, the creates' own p99 (a stall of the service, such as a slow fsync, shows in
+// all three), and the service's CPU per create with its delivery (what decides how near that
+// rate is to saturation).
 export async function measureSteadyRate (
   service: ServerProcess, receiver: ServerProcess, token: string, rate: number, seconds: number, nextRequest: () => BenchRequest
-): Promise<ReceiverStats & { sent: number, createsP99Ms: number, cpuMicrosecondsPerCreate: number }> {
+): Promise<ReceiverStats & { sent: number, createsP99Ms: number, cpuMicrosecondsPerCreate: number, fromAnswer: Delays }> {
   await fetch(`${receiver.baseUrl}/reset`, { method: 'POST' })
+  const answeredAtByPlantId = new Map<string, number>()
+  const onAnswered = ({ body }: BenchRequest, answeredAtMs: number): void => {
+    const plantId = body === undefined ? undefined : /"id":(\d+)/.exec(body)?.[1]
+    if (plantId !== undefined) answeredAtByPlantId.set(plantId, answeredAtMs)
+  }
   const cpuBefore = service.cpuSeconds()
-  const result = await runSteadyLoad({ baseUrl: service.baseUrl, token, connections: 16, durationSeconds: seconds, rate, nextRequest })
+  const result = await runSteadyLoad({ baseUrl: service.baseUrl, token, connections: 16, durationSeconds: seconds, rate, nextRequest, onAnswered })
   // The last ones' deliveries.
   await awaitReceived(receiver, result.responses, 5)
   const cpuMicrosecondsPerCreate = (service.cpuSeconds() - cpuBefore) * 1e6 / Math.max(1, result.responses)
-  return { ...await receiverStats(receiver), sent: result.responses, createsP99Ms: result.p99Ms, cpuMicrosecondsPerCreate }
+  const receipts = await (await fetch(`${receiver.baseUrl}/receipts`)).json() as Record<string, number>
+  const fromAnswer = delaysBetween(answeredAtByPlantId, receipts)
+  return { ...await receiverStats(receiver), sent: result.responses, createsP99Ms: result.p99Ms, cpuMicrosecondsPerCreate, fromAnswer }
+}
+
+export interface Delays {
+  // Plants with both times; a plant answered and never received is missing, not counted as fast.
+  readonly matched: number
+  readonly p50Ms: number
+  readonly p99Ms: number
+  readonly maxMs: number
+}
+
+// For each plant with both, the time from the first to the second, in milliseconds.
+export function delaysBetween (startedAt: ReadonlyMap<string, number>, endedAt: Readonly<Record<string, number>>): Delays {
+  const delays: number[] = []
+  for (const [plantId, start] of startedAt) {
+    const end = endedAt[plantId]
+    if (end !== undefined) delays.push(end - start)
+  }
+  delays.sort((a, b) => a - b)
+  const at = (fraction: number): number => delays[Math.min(delays.length - 1, Math.floor(fraction * delays.length))] ?? Number.NaN
+  return { matched: delays.length, p50Ms: at(0.5), p99Ms: at(0.99), maxMs: delays.at(-1) ?? Number.NaN }
 }
 
 // Messages a second the receiver gets over `seconds`, once it is back.
