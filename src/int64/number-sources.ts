@@ -2,11 +2,17 @@
 // holds the number, for as long as that object lives.
 const numberSources = new WeakMap<object, Map<string, string>>()
 
-// Up to 15 digits and nothing else: every such integer is a double exactly.
-const exactDoublePattern = /^-?\d{1,15}$/
+// An integer written with digits alone whose double is a safe integer (up to 2^53 - 1 either way)
+// is that double exactly: its text says nothing more. Most ids drawn at random across 2^52 have
+// 16 digits, and keeping their text costs a create a WeakMap entry and a bigint read from text.
+const plainIntegerPattern = /^-?\d{1,16}$/
+
+function isExactDouble (source: string): boolean {
+  return plainIntegerPattern.test(source) && Number.isSafeInteger(Number(source))
+}
 
 export function rememberNumberSource (container: object, key: string, source: string): void {
-  if (exactDoublePattern.test(source)) return
+  if (isExactDouble(source)) return
   let sources = numberSources.get(container)
   if (sources === undefined) {
     sources = new Map()
