@@ -1,6 +1,7 @@
 import autocannon from 'autocannon'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Pool } from 'undici'
+import { percentileOf } from './percentile.js'
 
 // One request of a run: a create's body, or a read's path.
 export interface BenchRequest {
@@ -62,8 +63,8 @@ export async function runLoad (options: LoadOptions): Promise<LoadResult> {
 
 export interface SteadyLoadOptions extends LoadOptions {
   readonly rate: number
-  // Told of each 2xx as it arrives, with the wall clock's time (milliseconds since the epoch, as
-  // another process on this machine reads it).
+  // Told of each 2xx with when its head arrived, in milliseconds since the epoch to a fraction
+  // (performance.timeOrigin + performance.now(), as the benchmark's receiver reads its clock).
   readonly onAnswered?: (request: BenchRequest, answeredAtMs: number) => void
 }
 
@@ -82,10 +83,12 @@ export async function runSteadyLoad (options: SteadyLoadOptions): Promise<LoadRe
     const sentAt = performance.now()
     const request: Promise<void> = pool.request({ method, path, body: body ?? null, headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' } })
       .then(async (response) => {
+        // Read first: what this process does next must not make the answer look later.
+        const answeredAtMs = performance.timeOrigin + performance.now()
         await response.body.dump()
         if (response.statusCode >= 200 && response.statusCode < 300) {
           latenciesMs.push(performance.now() - sentAt)
-          options.onAnswered?.(benchRequest, Date.now())
+          options.onAnswered?.(benchRequest, answeredAtMs)
         } else {
           failures++
         }
@@ -102,11 +105,10 @@ export async function runSteadyLoad (options: SteadyLoadOptions): Promise<LoadRe
   await Promise.all(inFlight)
   await pool.close()
   const sorted = latenciesMs.sort((a, b) => a - b)
-  const at = (fraction: number): number => sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))] ?? Number.NaN
   return {
     requestsPerSecond: sorted.length / options.durationSeconds,
-    p50Ms: at(0.5),
-    p99Ms: at(0.99),
+    p50Ms: percentileOf(sorted, 0.5),
+    p99Ms: percentileOf(sorted, 0.99),
     responses: sorted.length,
     failures,
   }

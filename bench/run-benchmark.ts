@@ -292,8 +292,8 @@ async function main (): Promise<void> {
         const steady = await measureSteadyRate(webhookService, receiver, token, steadyRate, Math.max(10, durationSeconds), create(freshBody))
         process.stdout.write(`At a steady ${steadyRate} creates a second, ${disk} (${unwrittenBefore.toFixed(0)} MiB waiting to be written, ` +
           `${(writtenMiB() - writtenBefore).toFixed(0)} MiB written during the run), ${steady.received} of ${steady.sent} webhooks arrived; ` +
-          `from commit to receipt: p50 ${steady.p50Ms} ms, p99 ${steady.p99Ms} ms, max ${steady.maxMs} ms; ` +
-          `from the create's 200 to receipt (${steady.fromAnswer.matched} plants): p50 ${steady.fromAnswer.p50Ms} ms, p99 ${steady.fromAnswer.p99Ms} ms, max ${steady.fromAnswer.maxMs} ms; ` +
+          `from commit to receipt: p50 ${steady.p50Ms.toFixed(1)} ms, p99 ${steady.p99Ms.toFixed(1)} ms, max ${steady.maxMs.toFixed(1)} ms; ` +
+          `from the create's 200 to receipt (${steady.fromAnswer.matched} plants): p50 ${steady.fromAnswer.p50Ms.toFixed(1)} ms, p99 ${steady.fromAnswer.p99Ms.toFixed(1)} ms, max ${steady.fromAnswer.maxMs.toFixed(1)} ms; ` +
           `the creates' own p99 ${Math.round(steady.createsP99Ms)} ms; ` +
           `server CPU per create with its delivery ${steady.cpuMicrosecondsPerCreate.toFixed(0)} µs.\n`)
       }

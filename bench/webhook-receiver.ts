@@ -1,4 +1,5 @@
 import { createServer } from 'node:http'
+import { percentileOf } from './percentile.js'
 
 // A webhook receiver for `npm run bench`, in a process of its own so that it costs neither the
 // service nor the load generator: answers 200 at once, and counts what it receives with the
@@ -11,17 +12,13 @@ let received = 0
 let delaysMs: number[] = []
 let receiptsByPlantId = new Map<string, number>()
 
-function percentile (sorted: readonly number[], fraction: number): number {
-  return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))]!
-}
-
 const server = createServer((request, response) => {
   const chunks: Buffer[] = []
   request.on('data', (chunk: Buffer) => chunks.push(chunk))
   request.on('end', () => {
     if (request.method === 'GET' && request.url === '/stats') {
       const sorted = [...delaysMs].sort((a, b) => a - b)
-      response.end(JSON.stringify({ received, p50Ms: percentile(sorted, 0.5), p99Ms: percentile(sorted, 0.99), maxMs: sorted.at(-1) ?? Number.NaN }))
+      response.end(JSON.stringify({ received, p50Ms: percentileOf(sorted, 0.5), p99Ms: percentileOf(sorted, 0.99), maxMs: sorted.at(-1) ?? Number.NaN }))
       return
     }
     if (request.method === 'GET' && request.url === '/receipts') {
@@ -35,7 +32,7 @@ const server = createServer((request, response) => {
       response.end()
       return
     }
-    const receivedAt = Date.now()
+    const receivedAt = performance.timeOrigin + performance.now()
     received++
     const body = Buffer.concat(chunks).toString('utf8')
     const timestamp = /"timestamp":"([^"]+)"/.exec(body)?.[1]

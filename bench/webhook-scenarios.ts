@@ -2,6 +2,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { prefillSqliteStore } from './prefilled-store.js'
 import { type BenchRequest, runSteadyLoad } from './load.js'
+import { percentileOf } from './percentile.js'
 import { type ServerProcess, startServerProcess } from './server-process.js'
 
 // The webhooks' part of `npm run bench`: creates with one endpoint subscribed (a receiver in a
@@ -112,8 +113,7 @@ export function delaysBetween (startedAt: ReadonlyMap<string, number>, endedAt: 
     if (end !== undefined) delays.push(end - start)
   }
   delays.sort((a, b) => a - b)
-  const at = (fraction: number): number => delays[Math.min(delays.length - 1, Math.floor(fraction * delays.length))] ?? Number.NaN
-  return { matched: delays.length, p50Ms: at(0.5), p99Ms: at(0.99), maxMs: delays.at(-1) ?? Number.NaN }
+  return { matched: delays.length, p50Ms: percentileOf(delays, 0.5), p99Ms: percentileOf(delays, 0.99), maxMs: delays.at(-1) ?? Number.NaN }
 }
 
 // Messages a second the receiver gets over `seconds`, once it is back.

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { percentileOf } from '../bench/percentile.js'
 import { delaysBetween } from '../bench/webhook-scenarios.js'
 
 // The steady rate's delays from each create's 200 to its message's receipt (npm run bench): set
@@ -15,7 +16,7 @@ t.test('a plant answered and never received, or received and never answered, is 
   t.same(delays, { matched: 1, p50Ms: 4, p99Ms: 4, maxMs: 4 })
 })
 
-t.test('two slow deliveries in a hundred set the 99th percentile', async (t) => {
+t.test('of a hundred delays, the 99th percentile is the largest, as every percentile of the bench reads it', async (t) => {
   const answeredAt = new Map(Array.from({ length: 100 }, (_, index) => [String(index), 0]))
   const receivedAt = Object.fromEntries(Array.from({ length: 100 }, (_, index) => [String(index), index < 98 ? 10 : 900 + index]))
   t.same(delaysBetween(answeredAt, receivedAt), { matched: 100, p50Ms: 10, p99Ms: 999, maxMs: 999 })
@@ -25,4 +26,12 @@ t.test('nothing matched reads as no figure, not as zero', async (t) => {
   const delays = delaysBetween(new Map([['1', 1_000]]), {})
   t.equal(delays.matched, 0)
   t.ok(Number.isNaN(delays.p99Ms))
+})
+
+t.test('a percentile is the element at floor(fraction × n) of the sorted list', async (t) => {
+  const sorted = Array.from({ length: 1000 }, (_, index) => index)
+  t.equal(percentileOf(sorted, 0.5), 500)
+  t.equal(percentileOf(sorted, 0.99), 990)
+  t.equal(percentileOf([7], 0.99), 7)
+  t.ok(Number.isNaN(percentileOf([], 0.5)))
 })

@@ -4,7 +4,7 @@ import t, { type Test } from 'tap'
 import { awaitOutput } from './support/await-output.js'
 import { assertExchangeMatchesSpec } from './support/contract.js'
 import { freePort } from './support/free-port.js'
-import { literalPattern } from '../src/spec/literal-pattern.js'
+import { literalPattern } from './support/literal-pattern.js'
 import { startServer } from './support/running-server.js'
 import { testFolder } from './support/test-folder.js'
 

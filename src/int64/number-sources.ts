@@ -2,17 +2,14 @@
 // holds the number, for as long as that object lives.
 const numberSources = new WeakMap<object, Map<string, string>>()
 
-// An integer written with digits alone whose double is a safe integer (up to 2^53 - 1 either way)
+// An integer written with digits alone whose double is a safe integer (magnitude up to 2^53 - 1)
 // is that double exactly: its text says nothing more. Most ids drawn at random across 2^52 have
 // 16 digits, and keeping their text costs a create a WeakMap entry and a bigint read from text.
 const plainIntegerPattern = /^-?\d{1,16}$/
 
-function isExactDouble (source: string): boolean {
-  return plainIntegerPattern.test(source) && Number.isSafeInteger(Number(source))
-}
-
-export function rememberNumberSource (container: object, key: string, source: string): void {
-  if (isExactDouble(source)) return
+// `value` is the double the reader made of `source`.
+export function rememberNumberSource (container: object, key: string, source: string, value: number): void {
+  if (Number.isSafeInteger(value) && plainIntegerPattern.test(source)) return
   let sources = numberSources.get(container)
   if (sources === undefined) {
     sources = new Map()

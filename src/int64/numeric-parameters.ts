@@ -17,8 +17,9 @@ export function numericParameterReader (schema: unknown): ((parameters: Record<s
     for (const name of numericNames) {
       const text = parameters[name]
       if (typeof text !== 'string' || !isJsonNumber(text)) continue
-      parameters[name] = doubleOfJsonNumber(text)
-      rememberNumberSource(parameters, name, text)
+      const value = doubleOfJsonNumber(text)
+      parameters[name] = value
+      rememberNumberSource(parameters, name, text, value)
     }
   }
 }

@@ -108,7 +108,7 @@ class JsonReader {
   private readMemberValue (container: object, key: string, path: string, depth: number): unknown {
     if (!this.isNumberStart()) return this.readValue(path, depth)
     const { value, source } = this.readNumber()
-    rememberNumberSource(container, key, source)
+    rememberNumberSource(container, key, source, value)
     return value
   }
 

@@ -218,7 +218,7 @@ t.test('numberSourceOf keeps the text of a number only when a double may not hol
   const parsed = parseJsonExactly(
     '{"small":123,"fifteen":-999999999999999,"sixteen":1000000000000000,"largestSafe":9007199254740991,' +
     '"smallestSafe":-9007199254740991,"twoTo53":9007199254740992,"belowSafe":-9007199254740992,"big":9007199254740993,' +
-    '"seventeen":10000000000000000,"paddedExponent":1e15,' +
+    '"seventeen":10000000000000000,"integerByExponent":1e15,' +
     '"fraction":1.5,"tenth":0.1,"exponent":1E+3,"integral":1.0,"negativeZero":-0,"zeroPoint":-0.0,' +
     '"string":"9007199254740993","bool":true,"none":null}') as Record<string, unknown>
   t.equal(numberSourceOf(parsed, 'small'), undefined, 'a short integer')
@@ -230,7 +230,7 @@ t.test('numberSourceOf keeps the text of a number only when a double may not hol
   t.equal(numberSourceOf(parsed, 'twoTo53'), '9007199254740992', '2^53, which 2^53 + 1 also reads as')
   t.equal(numberSourceOf(parsed, 'belowSafe'), '-9007199254740992')
   t.equal(numberSourceOf(parsed, 'seventeen'), '10000000000000000', 'an integer of 17 digits')
-  t.equal(numberSourceOf(parsed, 'paddedExponent'), '1e15', 'an exponent, whatever its value')
+  t.equal(numberSourceOf(parsed, 'integerByExponent'), '1e15', 'an exponent, whatever its value')
   t.equal(numberSourceOf(parsed, 'big'), '9007199254740993')
   t.equal(parsed.big, 9007199254740992, 'while the parsed value is the nearest double')
   t.equal(numberSourceOf(parsed, 'fraction'), '1.5')

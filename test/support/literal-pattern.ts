@@ -1,0 +1,6 @@
+import { escapeForPattern } from '../../src/spec/literal-pattern.js'
+
+// A regular expression that matches `text` as written (a process's output line, an address).
+export function literalPattern (text: string): RegExp {
+  return new RegExp(escapeForPattern(text))
+}
