@@ -21,7 +21,7 @@ function childWriting (t: Test, script: string): { child: ChildProcessWithoutNul
 }
 
 async function closed (child: ChildProcessWithoutNullStreams): Promise<void> {
-  if (child.stdout.closed && child.stderr.closed && child.exitCode !== null) return
+  if (child.stdout.closed && child.stderr.closed && (child.exitCode !== null || child.signalCode !== null)) return
   await new Promise((resolve) => child.once('close', resolve))
 }
 
