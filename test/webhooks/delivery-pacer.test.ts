@@ -22,7 +22,9 @@ class FakeLoad {
   }
 }
 
-const saturated = { cpu: 1, answered: 12800, waiting: 32 }
+// Saturated: a whole core used with 8 requests waiting. Deeply queued: 32 waiting.
+const saturated = { cpu: 1, answered: 12800, waiting: 8 }
+const deeplyQueued = { cpu: 1, answered: 12800, waiting: 32 }
 
 function startsAllowed (pacer: DeliveryPacer, tries = 100_000): number {
   let started = 0
@@ -51,7 +53,7 @@ test('with no requests (an app driven by inject), deliveries are never held back
   t.equal(pacer.attemptsPerInterval, Number.POSITIVE_INFINITY)
 })
 
-test('a service saturated for three intervals and more halves the attempts of each, down to one for every 256 requests it answered', async (t) => {
+test('a service saturated without a deep queue for three intervals and more halves the attempts of each, down to one for every 256 requests it answered', async (t) => {
   const load = new FakeLoad()
   const pacer = pacerOn(load)
   t.equal(startsAllowed(pacer, 2000), 2000, 'no limit before the first interval is judged')
@@ -72,6 +74,23 @@ test('a service saturated for three intervals and more halves the attempts of ea
   }
   t.equal(pacer.attemptsPerInterval, 12800 / 256, 'no lower than the share of the requests answered')
   t.equal(startsAllowed(pacer), 50)
+})
+
+test('a deep queue on more than half a core for two intervals in a row cuts the attempts to one for every 256 requests answered at once', async (t) => {
+  const load = new FakeLoad()
+  const pacer = pacerOn(load)
+  t.equal(startsAllowed(pacer, 2000), 2000)
+  load.interval(pacer, deeplyQueued)
+  t.equal(pacer.attemptsPerInterval, Number.POSITIVE_INFINITY, 'one such interval holds nothing back')
+  t.equal(startsAllowed(pacer, 2000), 2000)
+  load.interval(pacer, deeplyQueued)
+  t.equal(pacer.attemptsPerInterval, 12800 / 256, 'the second: the share, not half of what started')
+  t.equal(startsAllowed(pacer), 50)
+  load.interval(pacer, { ...deeplyQueued, answered: 25600 })
+  t.equal(pacer.attemptsPerInterval, 100, 'the share of each interval while the queue stays deep')
+  t.equal(startsAllowed(pacer), 100)
+  load.interval(pacer, { ...saturated, answered: 2560 })
+  t.equal(pacer.attemptsPerInterval, 50, 'saturated without a deep queue: half of the 100 started, above the share of 10')
 })
 
 test('under saturation with few requests answered, one attempt an interval still starts', async (t) => {
@@ -151,19 +170,21 @@ test('a deep queue (16 or more waiting) is saturation once the process uses more
     load.interval(pacer, { cpu, answered: 800, waiting: 20 })
     limits.push(pacer.attemptsPerInterval)
   }
-  t.same(limits, [Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY, 200, 100, 50, 25, 12, 6], 'halved from the third interval on')
+  t.same(limits, [Number.POSITIVE_INFINITY, 3, 3, 3, 3, 3, 3, 3], 'one attempt for every 256 of the 800 answered, from the second interval on')
   load.interval(pacer, { cpu: 0.5, answered: 800, waiting: 15 })
-  t.equal(pacer.attemptsPerInterval, 12, 'calm again below 60% of a core with fewer than 16 waiting')
+  t.equal(pacer.attemptsPerInterval, 6, 'calm again below 60% of a core with fewer than 16 waiting')
 })
 
-test('a moment\'s saturation between calm intervals holds nothing back', async (t) => {
-  const load = new FakeLoad()
-  const pacer = pacerOn(load)
-  for (let i = 0; i < 10; i++) {
-    startsAllowed(pacer, 400)
-    load.interval(pacer, i % 2 === 0 ? saturated : { cpu: 0.5, answered: 200, waiting: 1 })
+test('a moment\'s saturation between calm intervals holds nothing back, with a deep queue or without', async (t) => {
+  for (const moment of [saturated, deeplyQueued]) {
+    const load = new FakeLoad()
+    const pacer = pacerOn(load)
+    for (let i = 0; i < 10; i++) {
+      startsAllowed(pacer, 400)
+      load.interval(pacer, i % 2 === 0 ? moment : { cpu: 0.5, answered: 200, waiting: 1 })
+    }
+    t.equal(pacer.attemptsPerInterval, Number.POSITIVE_INFINITY, `${moment.waiting} waiting`)
   }
-  t.equal(pacer.attemptsPerInterval, Number.POSITIVE_INFINITY)
 })
 
 test('two saturated intervals at a time, between intervals of a steady load it keeps up with, hold nothing back', async (t) => {
@@ -185,8 +206,8 @@ test('the requests waiting are averaged over the rounds of an interval, not read
   load.interval(pacer, saturated)
   load.interval(pacer, saturated)
   startsAllowed(pacer, 400)
-  // Thirty rounds with 32 waiting, then the interval ends at a moment with none waiting.
-  load.waitingNow = 32
+  // Thirty rounds with 8 waiting, then the interval ends at a moment with none waiting.
+  load.waitingNow = 8
   for (let round = 0; round < 30; round++) pacer.tick(load.now + round)
   load.interval(pacer, { cpu: 1, answered: 1600, waiting: 0 })
   t.equal(pacer.attemptsPerInterval, 200)
@@ -198,7 +219,7 @@ test('an interval is judged only once it has lasted 100 ms', async (t) => {
   load.interval(pacer, saturated)
   load.interval(pacer, saturated)
   startsAllowed(pacer, 400)
-  load.waitingNow = 32
+  load.waitingNow = 8
   pacer.tick(load.now + 50)
   t.equal(pacer.attemptsPerInterval, Number.POSITIVE_INFINITY)
   load.interval(pacer, saturated)
