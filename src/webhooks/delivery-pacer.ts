@@ -27,14 +27,16 @@ const waitingWhenCalm = 3
 const waitingWhenDeeplyQueued = 16
 const cpuShareWhenDeeplyQueued = 0.5
 // A load that lasts: a moment's stall (a collection, a burst) holds nothing back, nor do two
-// saturated intervals in a row, which a steady load the service keeps up with can show now and
-// then; each halving there held messages back until the next calm interval.
+// saturated intervals in a row without a deep queue (below), which a steady load the service
+// keeps up with can show now and then; each halving there held messages back until the next
+// calm interval.
 const saturatedIntervalsBeforeLimiting = 3
 // A deep queue on more than half a core for two intervals in a row is no steady load the service
 // keeps up with (a stall of the disk leaves fewer waiting, on less CPU): the limit drops to the
 // share below at once, rather than from the third interval by halves. Under 32 connections the
-// three intervals and the halvings let 5,000 to 8,000 deliveries through in the first second of
-// a run of creates, each costing more than a create; two such intervals, 2,600 to 4,200.
+// three intervals and the halvings let 5,000 to 8,000 deliveries through during a 6 s run of
+// creates (mostly in its first second), each costing more than a create; with the cut after two
+// deep intervals, 2,700 to 4,200 (docs/benchmark.md).
 const deeplySaturatedIntervalsBeforeLimiting = 2
 // The shortest interval judged: shorter ones measure the scheduler's noise more than the load.
 const minimumIntervalMs = 100
@@ -55,7 +57,8 @@ const noRequests: RequestLoad = { answered: () => 0, waiting: () => 0 }
 // Deliveries give way to requests. A delivery costs the service more CPU than a create, so a
 // service saturated with creates would answer less than half as many if each were delivered at once.
 // While the service stays saturated, the attempts started each interval are halved (down to the
-// share above), or cut to that share at once under a deep queue; once it is calm, they double, back to no limit. At any load the service keeps up
+// share above), or cut to that share at once after two intervals of a deep queue on more than
+// half a core; once it is calm, they double, back to no limit. At any load the service keeps up
 // with, nothing is held back; under more, the messages wait in the outbox (durable, costing no
 // memory) and are delivered as soon as there is room.
 export class DeliveryPacer {

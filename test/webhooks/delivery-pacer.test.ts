@@ -93,15 +93,30 @@ test('a deep queue on more than half a core for two intervals in a row cuts the 
   t.equal(pacer.attemptsPerInterval, 50, 'saturated without a deep queue: half of the 100 started, above the share of 10')
 })
 
-test('under saturation with few requests answered, one attempt an interval still starts', async (t) => {
+test('a saturated interval without a deep queue breaks a run of deep ones: the third deep interval after it is needed again', async (t) => {
   const load = new FakeLoad()
   const pacer = pacerOn(load)
-  for (let i = 0; i < 20; i++) {
-    startsAllowed(pacer)
-    load.interval(pacer, { cpu: 1, answered: 3, waiting: 32 })
+  startsAllowed(pacer, 2000)
+  load.interval(pacer, deeplyQueued)
+  startsAllowed(pacer, 2000)
+  load.interval(pacer, saturated)
+  t.equal(pacer.attemptsPerInterval, Number.POSITIVE_INFINITY, 'one deep and one saturated interval hold nothing back')
+  startsAllowed(pacer, 2000)
+  load.interval(pacer, deeplyQueued)
+  t.equal(pacer.attemptsPerInterval, 1000, 'the third saturated in a row halves the 2000 started, not the share of 50')
+})
+
+test('under saturation with few requests answered, one attempt an interval still starts, with a deep queue or without', async (t) => {
+  for (const waiting of [32, 8]) {
+    const load = new FakeLoad()
+    const pacer = pacerOn(load)
+    for (let i = 0; i < 20; i++) {
+      startsAllowed(pacer)
+      load.interval(pacer, { cpu: 1, answered: 3, waiting })
+    }
+    t.equal(pacer.attemptsPerInterval, 1, `${waiting} waiting`)
+    t.equal(startsAllowed(pacer), 1)
   }
-  t.equal(pacer.attemptsPerInterval, 1)
-  t.equal(startsAllowed(pacer), 1)
 })
 
 test('once the service is no longer saturated, the limit doubles each interval and is then lifted', async (t) => {
@@ -187,7 +202,7 @@ test('a moment\'s saturation between calm intervals holds nothing back, with a d
   }
 })
 
-test('two saturated intervals at a time, between intervals of a steady load it keeps up with, hold nothing back', async (t) => {
+test('two saturated intervals at a time without a deep queue, between intervals of a steady load it keeps up with, hold nothing back', async (t) => {
   for (const [between, waitingBetween] of [['calm', 2], ['neither saturated nor calm', 4]] as const) {
     const load = new FakeLoad()
     const pacer = pacerOn(load)
