@@ -97,7 +97,8 @@ export class DeliveryPacer {
     const deeplySaturated = cpuShare > cpuShareWhenDeeplyQueued && deeplyQueued
     const saturated = (cpuShare > cpuShareWhenSaturated && waiting >= waitingWhenSaturated) || deeplySaturated
     const calm = waiting < waitingWhenCalm || (cpuShare < cpuShareWhenCalm && !deeplyQueued)
-    // In a row: an interval between saturated and calm breaks the run.
+    // In a row: an interval not saturated breaks the run of saturated ones, and one without a
+    // deep queue on over half a core the run of deeply saturated ones.
     this.saturatedIntervals = saturated ? this.saturatedIntervals + 1 : 0
     this.deeplySaturatedIntervals = deeplySaturated ? this.deeplySaturatedIntervals + 1 : 0
     const share = Math.max(1, Math.floor((answered - this.answeredAtStart) / requestsPerAttemptWhenSaturated))
