@@ -99,7 +99,8 @@ const tenMillionComparisons: Array<[string, string]> = [
 // minute; PostgreSQL writes a whole leaf to its log at its first change after a checkpoint): its
 // first seconds of load fetch and log them again, the store's restart after a pause rather than
 // its cost per create under load, which is what issue 26 compares. The empty store is loaded the
-// same way, so that the two sides of each ratio have had the same history.
+// same way (its first run follows another run on its service, not minutes idle), so that each
+// ratio's two sides have gone through the same steps.
 const loadedTwiceEachRound = (name: string): boolean =>
   tenMillionComparisons.some((pair) => pair.includes(name) && pair.every(isSelected))
 const backlogScenario = 'SQLite, new plants, receiver down, 1M messages waiting'
@@ -245,8 +246,7 @@ async function main (): Promise<void> {
     }
 
     const runs = new Map<string, Measurement[]>(scenarios.map(({ name }) => [name, []]))
-    const firstRunRates = new Map<string, number[]>(scenarios.map(({ name }) => [name, []]))
-    let firstRunFailures = 0
+    const firstRuns = new Map<string, RunMeasurement[]>(scenarios.map(({ name }) => [name, []]))
     for (let round = 1; round <= rounds; round++) {
       // The bare route is loaded first and last in every round, and each run is compared with
       // the mean of the two: a shared machine that slows down or speeds up during a round then
@@ -254,20 +254,9 @@ async function main (): Promise<void> {
       const roundRuns: Array<[Scenario, RunMeasurement]> = []
       for (const scenario of [bareScenario, ...measuredScenarios, bareScenario]) {
         if (loadedTwiceEachRound(scenario.name)) {
-          await scenario.beforeRun?.()
-          const firstRun = await measure(scenario, durationSeconds)
-          firstRunRates.get(scenario.name)!.push(firstRun.requestsPerSecond)
-          process.stdout.write(`round ${round}: ${scenario.name}, first of two runs: ${Math.round(firstRun.requestsPerSecond)} req/s, ` +
-            `p99 ${firstRun.p99Ms} ms, server CPU ${firstRun.cpuMicrosecondsPerRequest.toFixed(0)} µs/req, failures ${firstRun.failures}\n`)
-          firstRunFailures += firstRun.failures
-          await scenario.afterRun?.(firstRun)
+          firstRuns.get(scenario.name)!.push(await loadOnce(scenario, `round ${round}: ${scenario.name}, first of two runs`))
         }
-        await scenario.beforeRun?.()
-        const run = await measure(scenario, durationSeconds)
-        roundRuns.push([scenario, run])
-        process.stdout.write(`round ${round}: ${scenario.name}: ${Math.round(run.requestsPerSecond)} req/s, ` +
-          `p99 ${run.p99Ms} ms, server CPU ${run.cpuMicrosecondsPerRequest.toFixed(0)} µs/req, RSS ${run.peakResidentMiB.toFixed(0)} MiB (${signed(run.residentGrowthMiB)} MiB), failures ${run.failures}\n`)
-        await scenario.afterRun?.(run)
+        roundRuns.push([scenario, await loadOnce(scenario, `round ${round}: ${scenario.name}`)])
       }
       const bareRuns = roundRuns.filter(([scenario]) => scenario === bareScenario)
       const mean = (value: (run: RunMeasurement) => number): number =>
@@ -285,16 +274,12 @@ async function main (): Promise<void> {
 
     const summaries: ScenarioSummary[] = scenarios.map(({ name }) => ({ name, runs: runs.get(name)! }))
     process.stdout.write(`\n${formatTable(summaries)}\n\n`)
-    const medianRate = (scenarioRuns: Measurement[]): number => median(scenarioRuns.map((run) => run.requestsPerSecond))
     for (const [large, empty] of tenMillionComparisons) {
       const largeRuns = runs.get(large)
       const emptyRuns = runs.get(empty)
       if (largeRuns === undefined || emptyRuns === undefined) continue
-      const largeFirstRuns = firstRunRates.get(large)!
-      const emptyFirstRuns = firstRunRates.get(empty)!
-      process.stdout.write(`${large}: ${Math.round(medianRate(largeRuns) / medianRate(emptyRuns) * 100)}% of the empty store's rate ("${empty}"), ` +
-        `${roundByRound(largeRuns.map((run) => run.requestsPerSecond), emptyRuns.map((run) => run.requestsPerSecond))}; ` +
-        `in the first of each round's two runs, ${Math.round(median(largeFirstRuns) / median(emptyFirstRuns) * 100)}%, ${roundByRound(largeFirstRuns, emptyFirstRuns)}.\n`)
+      process.stdout.write(`${large}: ${shareOf(largeRuns, emptyRuns)} of the empty store's rate ("${empty}"); ` +
+        `in the first of each round's two runs, ${shareOf(firstRuns.get(large)!, firstRuns.get(empty)!)}.\n`)
     }
     const compared: Array<[string, string]> = [
       [webhookScenario, 'SQLite, new plants'], [postgresWebhookScenario, 'PostgreSQL, new plants'], [backlogScenario, 'SQLite, new plants'],
@@ -305,8 +290,7 @@ async function main (): Promise<void> {
       const scenarioRuns = runs.get(scenario)
       const withoutRuns = runs.get(without)
       if (scenarioRuns === undefined || withoutRuns === undefined) continue
-      process.stdout.write(`${scenario}: ${Math.round(medianRate(scenarioRuns) / medianRate(withoutRuns) * 100)}% of the rate of "${without}", ` +
-        `${roundByRound(scenarioRuns.map((run) => run.requestsPerSecond), withoutRuns.map((run) => run.requestsPerSecond))}.\n`)
+      process.stdout.write(`${scenario}: ${shareOf(scenarioRuns, withoutRuns)} of the rate of "${without}".\n`)
     }
     if (receiver !== undefined && webhookService !== undefined) {
       // Twice: on the disk as the rounds left it, perhaps still writing back what the large
@@ -340,12 +324,12 @@ async function main (): Promise<void> {
     const lastPagesRuns = runs.get(tenMillionLastPagesScenario)
     if (firstPageRuns !== undefined && lastPagesRuns !== undefined) {
       process.stdout.write(`Pages of ${pageSize} from the last million ids ran at ` +
-        `${Math.round(medianRate(lastPagesRuns) / medianRate(firstPageRuns) * 100)}% of the first page's rate.\n`)
+        `${shareOf(lastPagesRuns, firstPageRuns)} of the first page's rate.\n`)
     }
     process.stdout.write(`${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${serverNodeVersion} (the servers), ${process.version} (the load); ` +
       `medians of ${rounds} rounds of ${durationSeconds} s runs (the bare route first and last in each), ` +
       `${connections} connections; the service logs at ${options['log-level']}\n`)
-    const failures = firstRunFailures + summaries.reduce((sum, { runs }) => sum + runs.reduce((total, run) => total + run.failures, 0), 0)
+    const failures = [...runs.values(), ...firstRuns.values()].flat().reduce((total, run) => total + run.failures, 0)
     if (failures > 0) {
       process.stdout.write(`${failures} requests failed or were answered with a non-2xx status\n`)
       process.exitCode = 1
@@ -355,10 +339,23 @@ async function main (): Promise<void> {
   }
 }
 
-// Each round's ratio of two scenarios' rates: one round's pair spreads wider than many changes
-// measured here, and the ratio of the medians alone hides it.
-function roundByRound (rates: readonly number[], others: readonly number[]): string {
-  return `round by round ${rates.map((rate, index) => `${Math.round(rate / others[index]! * 100)}`).join(', ')}%`
+// One run of a scenario, its line printed (any catch-up its afterRun reports follows it).
+async function loadOnce (scenario: Scenario, label: string): Promise<RunMeasurement> {
+  await scenario.beforeRun?.()
+  const run = await measure(scenario, durationSeconds)
+  process.stdout.write(`${label}: ${Math.round(run.requestsPerSecond)} req/s, p99 ${run.p99Ms} ms, ` +
+    `server CPU ${run.cpuMicrosecondsPerRequest.toFixed(0)} µs/req, RSS ${run.peakResidentMiB.toFixed(0)} MiB (${signed(run.residentGrowthMiB)} MiB), failures ${run.failures}\n`)
+  await scenario.afterRun?.(run)
+  return run
+}
+
+// One scenario's rate as a share of another's: the ratio of their medians, then each round's
+// ratio, since one round's pair spreads wider than many changes measured here.
+function shareOf (runs: ReadonlyArray<{ readonly requestsPerSecond: number }>, others: ReadonlyArray<{ readonly requestsPerSecond: number }>): string {
+  const rates = runs.map((run) => run.requestsPerSecond)
+  const otherRates = others.map((run) => run.requestsPerSecond)
+  const rounds = rates.map((rate, index) => Math.round(rate / otherRates[index]! * 100))
+  return `${Math.round(median(rates) / median(otherRates) * 100)}% (round by round ${rounds.join(', ')}%)`
 }
 
 function signed (value: number): string {
