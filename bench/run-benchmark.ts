@@ -272,7 +272,7 @@ async function main (): Promise<void> {
       }
     }
 
-    const summaries: ScenarioSummary[] = scenarios.map(({ name }) => ({ name, runs: runs.get(name)! }))
+    const summaries: ScenarioSummary[] = scenarios.map(({ name }) => ({ name, runs: runs.get(name)!, unmeasuredRuns: firstRuns.get(name)! }))
     process.stdout.write(`\n${formatTable(summaries)}\n\n`)
     for (const [large, empty] of tenMillionComparisons) {
       const largeRuns = runs.get(large)
