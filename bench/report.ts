@@ -14,12 +14,20 @@ export interface Measurement {
   readonly failures: number
 }
 
+// What every run tells, measured or not: the service's memory and the requests that failed.
+type RunCosts = Pick<Measurement, 'peakResidentMiB' | 'residentGrowthMiB' | 'failures'>
+
 export interface ScenarioSummary {
   readonly name: string
   readonly runs: readonly Measurement[]
   // Runs loaded before the measured ones in a round (the first of two), left out of the medians;
   // the memory they took and the requests they failed are the service's all the same.
-  readonly unmeasuredRuns: ReadonlyArray<Pick<Measurement, 'peakResidentMiB' | 'residentGrowthMiB' | 'failures'>>
+  readonly unmeasuredRuns: readonly RunCosts[]
+}
+
+// Every run of a scenario, measured or not: what its memory and its failures are read from.
+export function everyRun ({ runs, unmeasuredRuns }: ScenarioSummary): readonly RunCosts[] {
+  return [...runs, ...unmeasuredRuns]
 }
 
 export function median (values: readonly number[]): number {
@@ -39,8 +47,9 @@ function milliseconds (value: number): string {
 // every failed request counted.
 export function formatTable (scenarios: readonly ScenarioSummary[]): string {
   const header = ['scenario', 'req/s', 'ratio to bare', 'p50 ms', 'p99 ms', 'server CPU µs/req', 'CPU to bare', 'peak RSS MiB', 'RSS growth MiB', 'non-2xx or errors']
-  const rows = scenarios.map(({ name, runs, unmeasuredRuns }) => {
-    const everyRun = [...runs, ...unmeasuredRuns]
+  const rows = scenarios.map((summary) => {
+    const { name, runs } = summary
+    const allRuns = everyRun(summary)
     return [
       name,
       Math.round(median(runs.map((run) => run.requestsPerSecond))).toLocaleString('en-US'),
@@ -49,9 +58,9 @@ export function formatTable (scenarios: readonly ScenarioSummary[]): string {
       milliseconds(median(runs.map((run) => run.p99Ms))),
       median(runs.map((run) => run.cpuMicrosecondsPerRequest)).toFixed(0),
       `${median(runs.map((run) => run.cpuRatioToBare)).toFixed(2)}×`,
-      Math.max(...everyRun.map((run) => run.peakResidentMiB)).toFixed(0),
-      Math.max(...everyRun.map((run) => run.residentGrowthMiB)).toFixed(1),
-      String(everyRun.reduce((sum, run) => sum + run.failures, 0)),
+      Math.max(...allRuns.map((run) => run.peakResidentMiB)).toFixed(0),
+      Math.max(...allRuns.map((run) => run.residentGrowthMiB)).toFixed(1),
+      String(allRuns.reduce((sum, run) => sum + run.failures, 0)),
     ]
   })
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)))

@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util'
 import pg from 'pg'
 import { unwrittenMiB, writtenMiB } from './disk-state.js'
 import { type BenchRequest, runLoad } from './load.js'
-import { formatTable, type Measurement, median, type ScenarioSummary } from './report.js'
+import { everyRun, formatTable, type Measurement, median, type ScenarioSummary } from './report.js'
 import { type ServerProcess, startServerProcess } from './server-process.js'
 import {
   type LargeStoreShape, lastMillionCursors, randomPlantId, storeTenMillionPlants, storeTenMillionPlantsInPostgres, tenMillionPlantId,
@@ -329,7 +329,7 @@ async function main (): Promise<void> {
     process.stdout.write(`${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${serverNodeVersion} (the servers), ${process.version} (the load); ` +
       `medians of ${rounds} rounds of ${durationSeconds} s runs (the bare route first and last in each), ` +
       `${connections} connections; the service logs at ${options['log-level']}\n`)
-    const failures = [...runs.values(), ...firstRuns.values()].flat().reduce((total, run) => total + run.failures, 0)
+    const failures = summaries.flatMap(everyRun).reduce((total, run) => total + run.failures, 0)
     if (failures > 0) {
       process.stdout.write(`${failures} requests failed or were answered with a non-2xx status\n`)
       process.exitCode = 1
