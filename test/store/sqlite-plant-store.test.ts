@@ -2,6 +2,7 @@ import { existsSync, statSync } from 'node:fs'
 import { setTimeout } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import { Database } from '../../src/store/sqlite/sqlite-driver.js'
+import type { BackgroundConnection } from '../../src/store/sqlite/background-connection.js'
 import { SqlitePlantStore } from '../../src/store/sqlite/sqlite-plant-store.js'
 import { StoreUnavailableError } from '../../src/store/store-errors.js'
 import { testPlantStoreContract } from './plant-store-contract.js'
@@ -78,7 +79,7 @@ t.test('a store that cannot take the write lock is not ready, and is ready again
 })
 
 // The log is copied into the database file by a thread of the store's own
-// (src/store/sqlite/wal-checkpointer.ts), not by the commits that fill it: the request thread's
+// (src/store/sqlite/background-connection.ts), not by the commits that fill it: the request thread's
 // own checkpoint waits for 16,000 pages, far more than these creates write. Until a checkpoint,
 // the database file lacks the pages that only the log holds.
 t.test('the write-ahead log is checkpointed into the database file off the request thread', async (t) => {
@@ -98,6 +99,33 @@ t.test('the write-ahead log is checkpointed into the database file off the reque
   const deadline = Date.now() + 5000
   while (statSync(filename).size < bytesOfAllPages() && Date.now() < deadline) await setTimeout(20)
   t.equal(statSync(filename).size, bytesOfAllPages(), 'the database file holds every page')
+})
+
+// The counts of what endpoints are owed step through every waiting message (about 100 ms for a
+// million): they are read on the background connection's thread, so that a backlog stalls no
+// request, and on the request thread should that thread have stopped.
+t.test('the counts of waiting messages are read off the request thread, and on it once that thread has stopped', async (t) => {
+  const filename = `${testFolder(t)}/plants.db`
+  const store = await SqlitePlantStore.open({ filename })
+  t.teardown(() => store.close())
+  const endpointId = '00000000-0000-4000-8000-000000000001'
+  await store.webhooks.createEndpoint({ id: endpointId, url: 'http://127.0.0.1:9/hook', events: null, secret: 'whsec_a', createdAt: Date.now() })
+  const backlog = 200_000
+  const requestConnection = (store as unknown as { database: Database }).database
+  requestConnection.exec(`INSERT INTO webhook_messages (endpoint_id, message_id, event, body, committed_at, next_attempt_at)
+    WITH RECURSIVE counter (x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM counter WHERE x < ${backlog})
+    SELECT '${endpointId}', 'msg_' || x, 'newPlant', '{}', 1, 1 FROM counter`)
+
+  let answered = false
+  const counted = store.webhooks.pendingMessages().then((count) => { answered = true; return count })
+  await setTimeout(1)
+  t.notOk(answered, 'the request thread ran a timer while the count went on')
+  t.equal(await counted, backlog)
+  t.equal((await store.webhooks.listEndpoints())[0]?.pendingMessages, backlog, 'the endpoints are listed with their counts there too')
+
+  await (store as unknown as { background: BackgroundConnection }).background.stop()
+  t.equal(await store.webhooks.pendingMessages(), backlog, 'counted on the request thread')
+  t.equal((await store.webhooks.listEndpoints())[0]?.pendingMessages, backlog, 'listed on the request thread')
 })
 
 t.test('closing the store stops its checkpointer and leaves no log behind', async (t) => {

@@ -9,7 +9,7 @@ import type BetterSqlite3 from 'better-sqlite3'
 const require = createRequire(import.meta.url)
 const nodeMajorVersion = Number(process.versions.node.split('.')[0])
 
-// Resolved once, so that a thread of its own (src/store/sqlite/wal-checkpointer.ts) loads the same build.
+// Resolved once, so that a thread of its own (src/store/sqlite/background-connection.ts) loads the same build.
 export const databaseModulePath = require.resolve(nodeMajorVersion >= 22 ? 'better-sqlite3' : 'better-sqlite3-node20')
 
 export const Database: typeof BetterSqlite3 = require(databaseModulePath)

@@ -14,7 +14,7 @@ import { SqliteApiTokenStore } from './sqlite-api-token-store.js'
 import { Database, SqliteError } from './sqlite-driver.js'
 import { sqliteMigrationConnection } from './sqlite-migrations.js'
 import { SqliteWebhookStore } from './sqlite-webhook-store.js'
-import { WalCheckpointer } from './wal-checkpointer.js'
+import { BackgroundConnection } from './background-connection.js'
 
 export interface SqlitePlantStoreOptions {
   readonly filename: string
@@ -24,7 +24,7 @@ export interface SqlitePlantStoreOptions {
   readonly batchObserver?: BatchObserver | undefined
 }
 
-// The log is checkpointed by a thread of its own every 100 ms (src/store/sqlite/wal-checkpointer.ts).
+// The log is checkpointed by a thread of its own every 100 ms (src/store/sqlite/background-connection.ts).
 // Should that thread fall behind (or fail), a commit that takes the log past 16,000 pages
 // (64 MiB) checkpoints it as SQLite does by default, so the log stays bounded.
 const checkpointEveryMs = 100
@@ -66,13 +66,13 @@ export class SqlitePlantStore implements PlantStore {
   static async open ({ filename, busyTimeoutMs = 250, batchObserver }: SqlitePlantStoreOptions): Promise<SqlitePlantStore> {
     const { database, migrations } = await openDatabase(filename, busyTimeoutMs)
     database.pragma(`wal_autocheckpoint = ${safetyNetCheckpointPages}`)
-    const checkpointer = WalCheckpointer.start(filename, checkpointEveryMs)
-    return new SqlitePlantStore(database, checkpointer, migrations, `SQLite file ${filename}`, batchObserver)
+    const background = BackgroundConnection.start(filename, checkpointEveryMs)
+    return new SqlitePlantStore(database, background, migrations, `SQLite file ${filename}`, batchObserver)
   }
 
   private constructor (
     private readonly database: Database,
-    private readonly checkpointer: WalCheckpointer,
+    private readonly background: BackgroundConnection,
     readonly migrationsAtOpen: MigrationReport,
     readonly description: string,
     batchObserver: BatchObserver | undefined
@@ -135,7 +135,7 @@ export class SqlitePlantStore implements PlantStore {
     const readUnderWriteLock = database.transaction(() => migrationVersion.get())
     this.readMigrationVersion = () => readUnderWriteLock.immediate()
     this.apiTokens = new SqliteApiTokenStore(database, (statement) => this.runTokenStatement(statement))
-    this.webhooks = new SqliteWebhookStore(database, bundles, (statement) => this.runTokenStatement(statement))
+    this.webhooks = new SqliteWebhookStore(database, bundles, (statement) => this.runTokenStatement(statement), background)
   }
 
   async createPlant (plant: PlantRow, context?: WriteContext): Promise<CreatePlantOutcome> {
@@ -170,7 +170,7 @@ export class SqlitePlantStore implements PlantStore {
   async close (): Promise<void> {
     if (!this.database.open) return
     await this.writes.close()
-    await this.checkpointer.stop()
+    await this.background.stop()
     this.database.close()
   }
 

@@ -4,21 +4,7 @@ import type {
 import type { Transaction } from 'better-sqlite3'
 import type { MessageBundles } from './message-bundles.js'
 import type { Database } from './sqlite-driver.js'
-
-type RunStatement = <T>(statement: () => T) => T
-
-interface EndpointRecord {
-  id: string
-  url: string
-  events: string | null
-  created_at: bigint
-  disabled_at: bigint | null
-  disabled_reason: string | null
-  last_failure_at: bigint | null
-  last_failure_reason: string | null
-  pending: bigint
-  failed: bigint
-}
+import { type BackgroundReads, numberOrNull, type RunStatement, SqliteOutboxCounts } from './sqlite-outbox-counts.js'
 
 interface LeaseRecord {
   id: string
@@ -49,22 +35,21 @@ interface DuePosition {
   limit: number
 }
 
-const numberOrNull = (value: bigint | null): number | null => value === null ? null : Number(value)
-
 // The endpoints and their outbox in the SQLite file; each statement runs in autocommit, as the
 // token store's do. Several processes on one file share the endpoints' leases through it.
 export class SqliteWebhookStore implements WebhookStore {
   private readonly statements
+  private readonly counts: SqliteOutboxCounts
 
-  constructor (database: Database, private readonly bundles: MessageBundles, private readonly run: RunStatement) {
+  constructor (
+    database: Database,
+    private readonly bundles: MessageBundles,
+    private readonly run: RunStatement,
+    background: BackgroundReads
+  ) {
+    this.counts = new SqliteOutboxCounts(database, run, background)
     this.statements = {
       insertEndpoint: database.prepare('INSERT INTO webhook_endpoints (id, url, events, secret, created_at) VALUES (?, ?, ?, ?, ?)'),
-      selectEndpoints: database.prepare<[], EndpointRecord>(`SELECT e.id, e.url, e.events, e.created_at, e.disabled_at, e.disabled_reason,
-          e.last_failure_at, e.last_failure_reason,
-          (SELECT count(*) FROM webhook_messages m WHERE m.endpoint_id = e.id AND m.next_attempt_at IS NOT NULL)
-            + (SELECT coalesce(sum(b.message_count), 0) FROM webhook_message_bundles b WHERE b.endpoint_id = e.id) AS pending,
-          (SELECT count(*) FROM webhook_messages m WHERE m.endpoint_id = e.id AND m.next_attempt_at IS NULL) AS failed
-        FROM webhook_endpoints e ORDER BY e.created_at, e.id`),
       deleteEndpoint: database.prepare('DELETE FROM webhook_endpoints WHERE id = ?'),
       deleteEndpointMessages: database.prepare('DELETE FROM webhook_messages WHERE endpoint_id = ?'),
       // The messages each deleted bundle held, for the count of messages deleted.
@@ -93,11 +78,6 @@ export class SqliteWebhookStore implements WebhookStore {
         SET last_failure_at = ?, last_failure_reason = ?, failing_since = coalesce(failing_since, ?) WHERE id = ?`),
       recordSuccess: database.prepare('UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL'),
       disable: database.prepare('UPDATE webhook_endpoints SET disabled_at = ?, disabled_reason = ?, lease_owner = NULL, lease_until = NULL WHERE id = ?'),
-      // Only what an endpoint is owed, as on PostgreSQL (src/store/postgres/postgres-webhook-store.ts).
-      countPending: database.prepare<[], bigint>(`SELECT (SELECT count(*) FROM webhook_messages m WHERE m.next_attempt_at IS NOT NULL
-            AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = m.endpoint_id))
-        + (SELECT coalesce(sum(b.message_count), 0) FROM webhook_message_bundles b
-            WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = b.endpoint_id))`).pluck(),
       // The ids of deleted endpoints still owed rows, found by skipping through each table's index
       // on endpoint_id: one descent per endpoint, however many rows wait.
       selectDeletedEndpointsOwed: database.prepare<[], string>(`WITH RECURSIVE message_owners (endpoint_id) AS (
@@ -143,18 +123,7 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   async listEndpoints (): Promise<WebhookEndpointSummary[]> {
-    return this.run(() => this.statements.selectEndpoints.all()).map((record) => ({
-      id: record.id,
-      url: record.url,
-      events: record.events === null ? null : JSON.parse(record.events) as string[],
-      createdAt: Number(record.created_at),
-      disabledAt: numberOrNull(record.disabled_at),
-      disabledReason: record.disabled_reason,
-      lastFailureAt: numberOrNull(record.last_failure_at),
-      lastFailureReason: record.last_failure_reason,
-      pendingMessages: Number(record.pending),
-      failedMessages: Number(record.failed),
-    }))
+    return this.counts.endpoints()
   }
 
   async deleteEndpoint (id: string): Promise<boolean> {
@@ -227,7 +196,7 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   async pendingMessages (): Promise<number> {
-    return Number(this.run(() => this.statements.countPending.get()))
+    return this.counts.pendingMessages()
   }
 
   // The write lock is asked for only when there is something to delete, which on SQLite there
