@@ -42,9 +42,19 @@ const { values: options } = parseArgs({
 })
 const onlyScenarios = new RegExp(options.only)
 const isSelected = (name: string): boolean => onlyScenarios.test(name)
-const rounds = Number(options.rounds)
-const durationSeconds = Number(options.duration)
-const connections = Number(options.connections)
+// A count or a length from the command line, refused with the option's name when it is not one:
+// `--rounds 0` printed medians of nothing (-Infinity and NaN) rather than an error.
+function positiveOption (name: 'rounds' | 'duration' | 'connections' | 'stored', wholeNumber: boolean): number {
+  const value = Number(options[name])
+  if (!(value > 0) || (wholeNumber && !Number.isInteger(value))) {
+    process.stderr.write(`--${name} takes ${wholeNumber ? 'a whole number' : 'a number'} above 0, not "${options[name]}"\n`)
+    process.exit(2)
+  }
+  return value
+}
+const rounds = positiveOption('rounds', true)
+const durationSeconds = positiveOption('duration', false)
+const connections = positiveOption('connections', true)
 
 const serverScript = join(import.meta.dirname, '..', 'src', 'server.js')
 // As `npm start` runs it (see docs/benchmark.md on memory).
@@ -61,7 +71,7 @@ const freshBody = (): string => plantBody(++lastFreshId)
 // on another page of the table's index. A repeat is a replay (a 200 too), and rare enough
 // (some 10^6 ids drawn from 4.5 × 10^15) not to matter.
 const randomIdBody = (): string => plantBody(randomPlantId())
-const stored = Number(options.stored)
+const stored = positiveOption('stored', true)
 const largeStoreShape: LargeStoreShape = options.packed ? 'packed' : 'grown'
 const storedLabel = `${stored % 1_000_000 === 0 ? `${stored / 1_000_000}M` : stored.toLocaleString('en-US')} stored${options.packed ? ' (packed)' : ''}`
 const tenMillionScenario = `SQLite, ${storedLabel}, random ids`
