@@ -110,25 +110,50 @@ t.test('the counts of waiting messages are read off the request thread, and on i
   t.teardown(() => store.close())
   const endpointId = '00000000-0000-4000-8000-000000000001'
   await store.webhooks.createEndpoint({ id: endpointId, url: 'http://127.0.0.1:9/hook', events: null, secret: 'whsec_a', createdAt: Date.now() })
-  const backlog = 200_000
   const requestConnection = (store as unknown as { database: Database }).database
-  requestConnection.exec(`INSERT INTO webhook_messages (endpoint_id, message_id, event, body, committed_at, next_attempt_at)
-    WITH RECURSIVE counter (x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM counter WHERE x < ${backlog})
-    SELECT '${endpointId}', 'msg_' || x, 'newPlant', '{}', 1, 1 FROM counter`)
+  const addMessages = (count: number): void => {
+    requestConnection.exec(`INSERT INTO webhook_messages (endpoint_id, message_id, event, body, committed_at, next_attempt_at)
+      WITH RECURSIVE counter (x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM counter WHERE x < ${count})
+      SELECT '${endpointId}', 'msg_' || x, 'newPlant', '{}', 1, 1 FROM counter`)
+  }
+  const backlog = 200_000
+  addMessages(backlog)
+  // Run on the request thread, a read would be answered before the event loop's next turn.
+  const answeredAfterATurn = async <T>(read: Promise<T>): Promise<boolean> => {
+    let answered = false
+    void read.then(() => { answered = true })
+    await new Promise((resolve) => setImmediate(resolve))
+    return answered
+  }
 
-  let answered = false
-  const counted = store.webhooks.pendingMessages().then((count) => { answered = true; return count })
-  await setTimeout(1)
-  t.notOk(answered, 'the request thread ran a timer while the count went on')
+  const counted = store.webhooks.pendingMessages()
+  t.notOk(await answeredAfterATurn(counted), 'the request thread took its next turn while the count went on')
   t.equal(await counted, backlog)
-  t.equal((await store.webhooks.listEndpoints())[0]?.pendingMessages, backlog, 'the endpoints are listed with their counts there too')
+  const listed = store.webhooks.listEndpoints()
+  t.notOk(await answeredAfterATurn(listed), 'the request thread took its next turn while the listing went on')
+  t.equal((await listed)[0]?.pendingMessages, backlog, 'the endpoints are listed with their counts')
+
+  const first = store.webhooks.pendingMessages()
+  addMessages(1)
+  const [second, third] = [store.webhooks.pendingMessages(), store.webhooks.pendingMessages()]
+  t.ok([backlog, backlog + 1].includes(await first))
+  t.equal(await second, backlog + 1, 'a count asked for while one ran counts what was committed before it was asked for')
+  t.equal(await third, backlog + 1, 'and is shared with those asked for with it')
 
   await (store as unknown as { background: BackgroundConnection }).background.stop()
-  t.equal(await store.webhooks.pendingMessages(), backlog, 'counted on the request thread')
-  t.equal((await store.webhooks.listEndpoints())[0]?.pendingMessages, backlog, 'listed on the request thread')
+  t.equal(await store.webhooks.pendingMessages(), backlog + 1, 'counted on the request thread')
+  t.equal((await store.webhooks.listEndpoints())[0]?.pendingMessages, backlog + 1, 'listed on the request thread')
 })
 
-t.test('closing the store stops its checkpointer and leaves no log behind', async (t) => {
+t.test('a count asked for as the store closes is answered', async (t) => {
+  const store = await SqlitePlantStore.open({ filename: `${testFolder(t)}/plants.db` })
+  await store.webhooks.createEndpoint({ id: '00000000-0000-4000-8000-000000000001', url: 'http://127.0.0.1:9/hook', events: null, secret: 'whsec_a', createdAt: Date.now() })
+  const counted = store.webhooks.pendingMessages()
+  await store.close()
+  t.equal(await counted, 0)
+})
+
+t.test('closing the store stops its background connection and leaves no log behind', async (t) => {
   const filename = `${testFolder(t)}/plants.db`
   const store = await SqlitePlantStore.open({ filename })
   await store.createPlant(plantRow({ id: 1n, name: 'Fern' }))

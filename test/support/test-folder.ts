@@ -8,8 +8,8 @@ import type { Test } from 'tap'
 // teardowns run last-registered first, and a store or an app opened in the folder registers its
 // close after the folder exists. tap's own t.testdir() removes its folder before the test's
 // teardowns run: a SQLite store still open then could recreate its file while the folder is being
-// removed (its checkpoint thread, when slow to start, opens the file after the removal began),
-// and the removal failed with ENOTEMPTY.
+// removed (its background connection's thread, when slow to start, opens the file after the
+// removal began), and the removal failed with ENOTEMPTY.
 export function testFolder (t: Test): string {
   const folder = mkdtempSync(join(tmpdir(), 'plant-store-test-'))
   t.teardown(() => rm(folder, { recursive: true, force: true }))

@@ -16,7 +16,9 @@ import { databaseModulePath } from './sqlite-driver.js'
 //   (its own wal_autocheckpoint).
 // - It runs the reads that scan the outbox (`read`): a count of a million waiting messages takes
 //   about 100 ms, which each scrape of /metrics and each listing of the endpoints spent on the
-//   request thread. In WAL mode this connection sees every commit the request thread's made.
+//   request thread. In WAL mode a read here sees every commit made before it was asked for. It
+//   holds up the checkpoints while it runs; its callers keep at most two of each waiting
+//   (src/store/sqlite/sqlite-outbox-counts.ts).
 //
 // Its few lines are plain CommonJS run without the process's loaders (execArgv: []): the same
 // code in the compiled service and in the tests, which run the TypeScript sources and would
@@ -26,6 +28,8 @@ const { parentPort, workerData } = require('node:worker_threads')
 const Database = require(workerData.databaseModulePath)
 const database = new Database(workerData.filename, { timeout: 0 })
 database.pragma('wal_autocheckpoint = 0')
+// Reads only: a checkpoint changes no data, and is still allowed.
+database.pragma('query_only = 1')
 database.defaultSafeIntegers(true)
 const checkpoint = database.prepare('PRAGMA wal_checkpoint(PASSIVE)')
 const timer = setInterval(() => {
@@ -64,6 +68,7 @@ interface ReadAnswer {
 export class BackgroundConnection {
   private readonly waiting = new Map<number, (rows: unknown[] | undefined) => void>()
   private lastReadId = 0
+  // False once stop() is asked for, or the thread has ended.
   private running = true
 
   private constructor (private readonly worker: Worker, private readonly exited: Promise<void>) {
@@ -87,8 +92,8 @@ export class BackgroundConnection {
   }
 
   // The rows of a read-only statement (integers as bigint, as on the request thread), or
-  // undefined when the thread could not run it (it failed, or has stopped): the caller then runs
-  // it itself. A read waits for the one before it, and for a checkpoint under way.
+  // undefined when the thread could not run it (it failed, is stopping or has stopped): the caller
+  // then runs it itself. A read waits for the one before it, and for a checkpoint under way.
   async read<Row> (sql: string): Promise<Row[] | undefined> {
     if (!this.running) return undefined
     const id = ++this.lastReadId
@@ -102,7 +107,9 @@ export class BackgroundConnection {
 
   // Asks the thread to close its connection, and waits until it has (or has failed).
   async stop (): Promise<void> {
-    // Held by the wait: an unreferenced thread would let the process end before it has closed.
+    this.running = false
+    // Held by the wait (reads answered meanwhile leave it held): an unreferenced thread would let
+    // the process end before it has closed.
     this.worker.ref()
     this.worker.postMessage({ stop: true })
     await this.exited
@@ -116,7 +123,7 @@ export class BackgroundConnection {
     resolve(rows)
   }
 
-  // Reads still waiting when the thread ended are run by their callers.
+  // Reads still waiting when the thread ended (it failed) are run by their callers.
   private stopped (): void {
     this.running = false
     for (const id of [...this.waiting.keys()]) this.answer(id, undefined)

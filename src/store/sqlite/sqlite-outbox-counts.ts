@@ -26,14 +26,46 @@ interface EndpointRecord {
 
 export const numberOrNull = (value: bigint | null): number | null => value === null ? null : Number(value)
 
+const ignore = (): void => undefined
+
+// A read that callers ask for at once: one runs at a time, and those who ask while it runs share
+// the next, begun once it ends. Each caller gets a read begun after it asked (so what it
+// committed before is counted), and however often the read is asked for, at most two wait on the
+// thread, where they hold up the checkpoints.
+class SharedRead<T> {
+  private running: Promise<T> | undefined
+  private next: Promise<T> | undefined
+
+  constructor (private readonly read: () => Promise<T>) {}
+
+  async ask (): Promise<T> {
+    if (this.running === undefined) return this.start()
+    this.next ??= this.running.then(ignore, ignore).then(async () => {
+      this.next = undefined
+      return this.start()
+    })
+    return this.next
+  }
+
+  private async start (): Promise<T> {
+    const read = this.read()
+    this.running = read
+    const ended = (): void => { if (this.running === read) this.running = undefined }
+    read.then(ended, ended)
+    return read
+  }
+}
+
 // The endpoints with what each is owed, and what all of them are owed: reads that step through
 // every waiting message, about 100 ms for a million, which each scrape of /metrics and each
 // listing of the endpoints spent on the request thread while no request was answered. They run
-// on the background connection's thread, and on the request thread should that one not answer.
+// on the background connection's thread, and on the request thread should that one fail or
+// have stopped.
 export class SqliteOutboxCounts {
   private readonly selectEndpoints: Statement<[], EndpointRecord>
   private readonly countPending: Statement<[], { count: bigint }>
-  private countUnderWay: Promise<number> | undefined
+  private readonly endpointsRead = new SharedRead(async () => this.read(this.selectEndpoints))
+  private readonly countRead = new SharedRead(async () => this.read(this.countPending))
 
   constructor (database: Database, private readonly run: RunStatement, private readonly background: BackgroundReads) {
     this.selectEndpoints = database.prepare(`SELECT e.id, e.url, e.events, e.created_at, e.disabled_at, e.disabled_reason,
@@ -50,7 +82,7 @@ export class SqliteOutboxCounts {
   }
 
   async endpoints (): Promise<WebhookEndpointSummary[]> {
-    return (await this.read(this.selectEndpoints)).map((record) => ({
+    return (await this.endpointsRead.ask()).map((record) => ({
       id: record.id,
       url: record.url,
       events: record.events === null ? null : JSON.parse(record.events) as string[],
@@ -64,13 +96,8 @@ export class SqliteOutboxCounts {
     }))
   }
 
-  // Scrapes of /metrics that come while a count runs share it: one count at a time, however
-  // often the metrics are asked for.
   async pendingMessages (): Promise<number> {
-    this.countUnderWay ??= this.read(this.countPending)
-      .then((rows) => Number(rows[0]?.count ?? 0))
-      .finally(() => { this.countUnderWay = undefined })
-    return this.countUnderWay
+    return Number((await this.countRead.ask())[0]?.count ?? 0)
   }
 
   private async read<Row> (statement: Statement<[], Row>): Promise<Row[]> {
