@@ -1,0 +1,74 @@
+import { randomBytes } from 'node:crypto'
+import t from 'tap'
+import { Database } from '../../src/store/sqlite/sqlite-driver.js'
+import { SqlitePlantStore } from '../../src/store/sqlite/sqlite-plant-store.js'
+import { startServer } from '../support/running-server.js'
+import { probeHealth } from './support/health-probe.js'
+import { testFolder } from '../support/test-folder.js'
+
+// A receiver down for hours leaves millions of messages waiting. What they number (the /metrics
+// gauge, each endpoint's counts in GET /webhook-endpoints) is counted by stepping through every
+// one, about 0.1 s for a million; on SQLite that runs off the thread that answers requests, so
+// that a scrape holds up no one. Counted on that thread, each scrape held every request for
+// 90-150 ms on a 2-core machine.
+const token = 'reliability-webhook-backlog-token-0123456789'
+const endpointId = '00000000-0000-4000-8000-000000000001'
+const backlog = 1_000_000
+const scrapes = 5
+const slowestHealthTargetMs = 50
+
+// The store as a receiver down for long leaves it: one endpoint, at a port where nothing answers,
+// owed `backlog` newPlant messages (written with one statement, as the benchmark does).
+async function storeWithBacklog (filename: string): Promise<void> {
+  const store = await SqlitePlantStore.open({ filename })
+  await store.webhooks.createEndpoint({
+    id: endpointId, url: 'http://127.0.0.1:9/hook', events: null, secret: `whsec_${randomBytes(32).toString('base64')}`, createdAt: Date.now(),
+  })
+  await store.close()
+  const database = new Database(filename)
+  try {
+    database.exec(`INSERT INTO webhook_messages (endpoint_id, message_id, event, body, committed_at, next_attempt_at)
+      WITH RECURSIVE counter (x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM counter WHERE x < ${backlog})
+      SELECT '${endpointId}', printf('msg_%032x', x), 'newPlant',
+        '{"type":"newPlant","timestamp":"2026-01-01T00:00:00.000Z","data":{"id":' || x || ',"name":"Fern"}}', ${Date.now()}, ${Date.now()}
+      FROM counter`)
+  } finally {
+    database.close()
+  }
+}
+
+t.test(`with ${backlog.toLocaleString('en-US')} messages waiting, scrapes of /metrics and listings of the endpoints hold up no request (SQLite)`, async (t) => {
+  const filename = `${testFolder(t)}/plants.db`
+  await storeWithBacklog(filename)
+  const server = await startServer(t, {
+    DATABASE_URL: `sqlite:${filename}`, API_TOKENS: token, WEBHOOK_ALLOW_LOOPBACK: 'only',
+  })
+  const read = async (path: string): Promise<{ text: string, ms: number }> => {
+    const started = performance.now()
+    const response = await fetch(`${server.baseUrl}${path}`, { headers: { authorization: `Bearer ${token}` } })
+    const text = await response.text()
+    t.equal(response.status, 200, `GET ${path}`)
+    return { text, ms: performance.now() - started }
+  }
+  // The first scrape outside the probe: it builds what every later one reuses.
+  await read('/metrics')
+
+  const health = probeHealth(server.port, 5)
+  const metricsMs: number[] = []
+  const listingMs: number[] = []
+  for (let scrape = 0; scrape < scrapes; scrape++) {
+    const metrics = await read('/metrics')
+    metricsMs.push(metrics.ms)
+    t.match(metrics.text, new RegExp(`^plant_store_webhook_messages_pending ${backlog}$`, 'm'), 'the gauge counts every message waiting')
+    const listing = await read('/webhook-endpoints')
+    listingMs.push(listing.ms)
+    t.match(JSON.parse(listing.text), [{ id: endpointId, pendingMessages: backlog }], 'the endpoint is listed with its count')
+  }
+  const { answered, failed, slowestMs } = await health.stop()
+
+  const slowest = (times: number[]): string => Math.max(...times).toFixed(0)
+  t.comment(`scrapes of /metrics took up to ${slowest(metricsMs)} ms, listings up to ${slowest(listingMs)} ms; ` +
+    `/healthz meanwhile: ${answered} answered, ${failed} failed, slowest ${slowestMs.toFixed(1)} ms (target ${slowestHealthTargetMs} ms)`)
+  t.equal(failed, 0, 'every /healthz was answered 200')
+  t.ok(slowestMs < slowestHealthTargetMs, `the slowest /healthz took ${slowestMs.toFixed(1)} ms`)
+})
