@@ -46,7 +46,7 @@ const isSelected = (name: string): boolean => onlyScenarios.test(name)
 // `--rounds 0` printed medians of nothing (-Infinity and NaN) rather than an error.
 function positiveOption (name: 'rounds' | 'duration' | 'connections' | 'stored', wholeNumber: boolean): number {
   const value = Number(options[name])
-  if (!(value > 0) || (wholeNumber && !Number.isInteger(value))) {
+  if (!(value > 0) || !Number.isFinite(value) || (wholeNumber && !Number.isSafeInteger(value))) {
     process.stderr.write(`--${name} takes ${wholeNumber ? 'a whole number' : 'a number'} above 0, not "${options[name]}"\n`)
     process.exit(2)
   }
