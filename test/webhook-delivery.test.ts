@@ -154,6 +154,30 @@ t.test('messages owed to an endpoint that no longer exists are deleted once deli
   t.equal(leftRows.get(), 0, 'swept')
 })
 
+testOnEveryBackend(t, 'an endpoint deleted while owed messages is sent none of them, and they leave the store', async (t, database) => {
+  const app = await buildTestApp(t, { DATABASE_URL: database.url, ...webhookTestSettings, WEBHOOK_RETRY_SCHEDULE: '0,0.1,0.1,0.1,0.1,0.1,0.1,0.1,0.1,0.1' })
+  let up = false
+  const receiver = await startWebhookReceiver(t, () => ({ status: up ? 200 : 503 }))
+  const { id } = await registerEndpoint(t, app, receiver.url)
+  for (let plantId = 1; plantId <= 5; plantId++) await app.createPlant({ id: plantId, name: `Plant ${plantId}` })
+  for (let waited = 0; (await endpointStates(app))[0]?.lastFailure === undefined && waited < 10_000; waited += 50) await sleep(50)
+  t.match((await endpointStates(app))[0], { pendingMessages: 5, lastFailure: { reason: 'answered 503' } })
+
+  t.equal((await app.send({ method: 'DELETE', url: `/webhook-endpoints/${id}`, headers: asManager })).statusCode, 204)
+  const deletedAt = Date.now()
+  up = true
+  await sleep(800)
+  // An attempt already sent when the endpoint was deleted may still arrive; none begins after.
+  t.same(receiver.received.filter(({ receivedAt }) => receivedAt > deletedAt + 100), [], 'nothing is sent after the deletion')
+  t.same(await endpointStates(app), [], 'the endpoint is gone')
+  if (database.backend === 'SQLite') {
+    const file = new Database(database.url.slice('sqlite:'.length), { readonly: true })
+    t.teardown(() => file.close())
+    const rowsOwed = file.prepare('SELECT (SELECT count(*) FROM webhook_messages WHERE endpoint_id = ?) + (SELECT count(*) FROM webhook_message_bundles WHERE endpoint_id = ?)')
+    t.equal(rowsOwed.pluck().get(id, id), 0, 'the sweep deleted its messages and bundles soon after')
+  }
+})
+
 testOnEveryBackend(t, 'two instances on one database deliver each message once', async (t, database) => {
   const settings = { DATABASE_URL: database.url, ...webhookTestSettings }
   const first = await buildTestApp(t, settings)

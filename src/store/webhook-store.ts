@@ -63,7 +63,8 @@ export interface WebhookStore {
   createEndpoint (endpoint: NewWebhookEndpointRow): Promise<void>
   // Oldest first.
   listEndpoints (): Promise<WebhookEndpointSummary[]>
-  // Deletes the endpoint and the messages it is owed; false when there was none.
+  // Deletes the endpoint, false when there was none. Its messages are sent to no one from then on,
+  // and counted for no one; PostgreSQL deletes them with it, SQLite leaves them to the sweep.
   deleteEndpoint (id: string): Promise<boolean>
   // false when there is no such endpoint.
   rotateSecret (id: string, secret: string, previousSecretUntil: number): Promise<boolean>
@@ -86,9 +87,9 @@ export interface WebhookStore {
   disableEndpoint (endpointId: string, at: number, reason: string): Promise<void>
   // Messages waiting for an attempt, over every endpoint.
   pendingMessages (): Promise<number>
-  // Deletes the messages, bundled or not, of endpoints that no longer exist, and answers how
-  // many. On PostgreSQL a statement that began before an endpoint's deletion committed may write
-  // it messages after; on SQLite every write reads the endpoints under the file's write lock, and
-  // this finds none unless the file was changed by hand.
+  // Deletes messages, bundled or not, of endpoints that no longer exist, and answers how many:
+  // on PostgreSQL all of them, those a statement that began before an endpoint's deletion
+  // committed wrote it after; on SQLite, which leaves a deleted endpoint's messages here, one
+  // transaction of at most a few thousand rows, so that the caller sweeps until none is found.
   deleteMessagesOfDeletedEndpoints (): Promise<number>
 }

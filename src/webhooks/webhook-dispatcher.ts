@@ -20,7 +20,8 @@ const closeWaitMs = 2000
 // A failure to reach the store is logged once a minute at most while it lasts.
 const warnEveryMs = 60_000
 // How often the messages of deleted endpoints are looked for (src/store/webhook-store.ts): rows
-// left by a write that raced an endpoint's deletion, which no delivery would ever read.
+// no delivery will ever read, left by a write that raced an endpoint's deletion (PostgreSQL) or
+// by the deletion itself (SQLite). While a sweep finds some, the next round sweeps again.
 const sweepEveryMs = 60_000
 
 // The deliveries of this instance: the endpoints whose lease it holds, each delivering on its
@@ -37,6 +38,7 @@ export class WebhookDispatcher {
   private nextLeaseAt = 0
   private nextSubscriptionsAt = 0
   private nextSweepAt = 0
+  private sweptSoFar = 0
   private enabledEndpoints = 0
   private lastWarnedAt = 0
   private rounds = 0
@@ -54,10 +56,12 @@ export class WebhookDispatcher {
     this.nudge()
   }
 
-  // Reads the endpoints again at once (after a change made on this instance).
+  // Reads the endpoints again at once (after a change made on this instance), and sweeps: an
+  // endpoint deleted here leaves its messages to the sweep on SQLite.
   refresh (): void {
     this.nextLeaseAt = 0
     this.nextSubscriptionsAt = 0
+    this.nextSweepAt = 0
     this.nudge()
   }
 
@@ -122,15 +126,25 @@ export class WebhookDispatcher {
     for (const delivery of [...deliveries.slice(first), ...deliveries.slice(0, first)]) await delivery.pump(now, this.nudge)
     if (now >= this.nextSweepAt) {
       this.nextSweepAt = now + sweepEveryMs
-      await this.sweepMessagesOfDeletedEndpoints()
+      await this.sweepMessagesOfDeletedEndpoints(now)
     }
   }
 
-  // Housekeeping, after the round's attempts: its failure is told, and cancels no delivery.
-  private async sweepMessagesOfDeletedEndpoints (): Promise<void> {
+  // Housekeeping, after the round's attempts: its failure is told, and cancels no delivery. A
+  // sweep may delete some of what is left (SQLite deletes a few thousand rows at a time), so
+  // sweeps follow round after round until one finds nothing, and the whole is told once.
+  private async sweepMessagesOfDeletedEndpoints (now: number): Promise<void> {
     try {
       const deleted = await this.store.deleteMessagesOfDeletedEndpoints()
-      if (deleted > 0) this.logger.info({ deleted }, 'deleted the webhook messages written for endpoints as they were deleted')
+      if (deleted > 0) {
+        this.sweptSoFar += deleted
+        // The next round, not at once: a round on SQLite never waits for I/O, and rounds run back
+        // to back would let no request in until the sweep ended.
+        this.nextSweepAt = now
+      } else if (this.sweptSoFar > 0) {
+        this.logger.info({ deleted: this.sweptSoFar }, 'deleted the webhook messages of deleted endpoints')
+        this.sweptSoFar = 0
+      }
     } catch (error) {
       this.logger.warn({ err: error }, 'the webhook messages of deleted endpoints wait for the next sweep: the store cannot be written now')
     }

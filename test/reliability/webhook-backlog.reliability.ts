@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { Database } from '../../src/store/sqlite/sqlite-driver.js'
 import { SqlitePlantStore } from '../../src/store/sqlite/sqlite-plant-store.js'
@@ -16,6 +17,8 @@ const endpointId = '00000000-0000-4000-8000-000000000001'
 const backlog = 1_000_000
 const scrapes = 5
 const slowestHealthTargetMs = 50
+// The sweep deletes 5,000 rows a round of the deliveries (every 50 ms when nothing else runs one).
+const sweepLimitMs = 60_000
 
 // The store as a receiver down for long leaves it: one endpoint, at a port where nothing answers,
 // owed `backlog` newPlant messages (written with one statement, as the benchmark does).
@@ -37,7 +40,7 @@ async function storeWithBacklog (filename: string): Promise<void> {
   }
 }
 
-t.test(`with ${backlog.toLocaleString('en-US')} messages waiting, scrapes of /metrics and listings of the endpoints hold up no request (SQLite)`, async (t) => {
+t.test(`with ${backlog.toLocaleString('en-US')} messages waiting, scrapes of /metrics, listings of the endpoints and the endpoint's deletion hold up no request (SQLite)`, async (t) => {
   const filename = `${testFolder(t)}/plants.db`
   await storeWithBacklog(filename)
   const server = await startServer(t, {
@@ -71,4 +74,27 @@ t.test(`with ${backlog.toLocaleString('en-US')} messages waiting, scrapes of /me
     `/healthz meanwhile: ${answered} answered, ${failed} failed, slowest ${slowestMs.toFixed(1)} ms (target ${slowestHealthTargetMs} ms)`)
   t.equal(failed, 0, 'every /healthz was answered 200')
   t.ok(slowestMs < slowestHealthTargetMs, `the slowest /healthz took ${slowestMs.toFixed(1)} ms`)
+
+  // The receiver is given up: its endpoint is deleted, and the million with it, a few thousand
+  // rows a transaction (deleted in one, they held every request for over a second).
+  const rowsLeft = (): number => {
+    const file = new Database(filename, { readonly: true })
+    try {
+      return Number(file.prepare('SELECT count(*) FROM webhook_messages').pluck().get())
+    } finally {
+      file.close()
+    }
+  }
+  const healthWhileDeleting = probeHealth(server.port, 5)
+  const deletion = await fetch(`${server.baseUrl}/webhook-endpoints/${endpointId}`, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } })
+  t.equal(deletion.status, 204, 'the endpoint is deleted')
+  const deletedAt = performance.now()
+  while (rowsLeft() > 0 && performance.now() - deletedAt < sweepLimitMs) await sleep(200)
+  const sweptMs = performance.now() - deletedAt
+  const whileDeleting = await healthWhileDeleting.stop()
+  t.comment(`the million messages were deleted within ${(sweptMs / 1000).toFixed(1)} s of the endpoint; /healthz meanwhile: ` +
+    `${whileDeleting.answered} answered, ${whileDeleting.failed} failed, slowest ${whileDeleting.slowestMs.toFixed(1)} ms (target ${slowestHealthTargetMs} ms)`)
+  t.equal(rowsLeft(), 0, `its messages were deleted within ${sweepLimitMs / 1000} s`)
+  t.equal(whileDeleting.failed, 0, 'every /healthz was answered 200')
+  t.ok(whileDeleting.slowestMs < slowestHealthTargetMs, `the slowest /healthz took ${whileDeleting.slowestMs.toFixed(1)} ms`)
 })

@@ -4,6 +4,7 @@ import t, { type Test } from 'tap'
 import { Database } from '../../src/store/sqlite/sqlite-driver.js'
 import type { BackgroundConnection } from '../../src/store/sqlite/background-connection.js'
 import { SqlitePlantStore } from '../../src/store/sqlite/sqlite-plant-store.js'
+import { beforeEveryMessage } from '../../src/store/webhook-store.js'
 import { StoreUnavailableError } from '../../src/store/store-errors.js'
 import { testPlantStoreContract } from './plant-store-contract.js'
 import { plantRow } from '../support/plant-rows.js'
@@ -101,6 +102,16 @@ t.test('the write-ahead log is checkpointed into the database file off the reque
   t.equal(statSync(filename).size, bytesOfAllPages(), 'the database file holds every page')
 })
 
+const requestConnectionOf = (store: SqlitePlantStore): Database => (store as unknown as { database: Database }).database
+
+// `count` newPlant messages owed to the endpoint, written with one statement on the store's own
+// connection, as a receiver down for long leaves them.
+function oweMessages (store: SqlitePlantStore, endpointId: string, count: number): void {
+  requestConnectionOf(store).exec(`INSERT INTO webhook_messages (endpoint_id, message_id, event, body, committed_at, next_attempt_at)
+    WITH RECURSIVE counter (x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM counter WHERE x < ${count})
+    SELECT '${endpointId}', 'msg_' || x, 'newPlant', '{}', 1, 1 FROM counter`)
+}
+
 // The counts of what endpoints are owed step through every waiting message (about 100 ms for a
 // million): they are read on the background connection's thread, so that a backlog stalls no
 // request, and on the request thread should that thread have stopped.
@@ -110,12 +121,7 @@ t.test('the counts of waiting messages are read off the request thread, and on i
   t.teardown(() => store.close())
   const endpointId = '00000000-0000-4000-8000-000000000001'
   await store.webhooks.createEndpoint({ id: endpointId, url: 'http://127.0.0.1:9/hook', events: null, secret: 'whsec_a', createdAt: Date.now() })
-  const requestConnection = (store as unknown as { database: Database }).database
-  const addMessages = (count: number): void => {
-    requestConnection.exec(`INSERT INTO webhook_messages (endpoint_id, message_id, event, body, committed_at, next_attempt_at)
-      WITH RECURSIVE counter (x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM counter WHERE x < ${count})
-      SELECT '${endpointId}', 'msg_' || x, 'newPlant', '{}', 1, 1 FROM counter`)
-  }
+  const addMessages = (count: number): void => { oweMessages(store, endpointId, count) }
   const backlog = 200_000
   addMessages(backlog)
   // Run on the request thread, a read would be answered before the event loop's next turn.
@@ -143,6 +149,42 @@ t.test('the counts of waiting messages are read off the request thread, and on i
   await (store as unknown as { background: BackgroundConnection }).background.stop()
   t.equal(await store.webhooks.pendingMessages(), backlog + 1, 'counted on the request thread')
   t.equal((await store.webhooks.listEndpoints())[0]?.pendingMessages, backlog + 1, 'listed on the request thread')
+})
+
+// Deleting a million rows in one transaction held every request for over a second: an
+// endpoint's deletion takes the endpoint alone, and the sweep deletes what it was owed a few
+// thousand rows a transaction, with the event loop's turns between them.
+t.test("an endpoint's deletion leaves what it is owed to the sweep, which deletes it a few thousand rows at a time", async (t) => {
+  const store = await SqlitePlantStore.open({ filename: `${testFolder(t)}/plants.db` })
+  t.teardown(() => store.close())
+  const [gone, live] = ['00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002']
+  for (const id of [gone, live]) {
+    await store.webhooks.createEndpoint({ id, url: 'http://127.0.0.1:9/hook', events: null, secret: 'whsec_a', createdAt: Date.now() })
+  }
+  const backlog = 12_000
+  oweMessages(store, gone, backlog)
+  // A bundle of three messages each, as a batch of creates writes them.
+  const bundle = requestConnectionOf(store).prepare(`INSERT INTO webhook_message_bundles (endpoint_id, event, id_prefix, messages, message_count, committed_at, due_at)
+    VALUES (?, 'newPlant', 'msg_000000000000000000000001', '[]', 3, 1, 1)`)
+  for (const id of [gone, live]) bundle.run(id)
+  const rowsOwedTo = (endpointId: string): number => Number(requestConnectionOf(store)
+    .prepare('SELECT (SELECT count(*) FROM webhook_messages WHERE endpoint_id = ?) + (SELECT count(*) FROM webhook_message_bundles WHERE endpoint_id = ?)')
+    .pluck().get(endpointId, endpointId))
+  t.equal(rowsOwedTo(gone), backlog + 1, 'its messages, and a bundle')
+
+  t.equal(await store.webhooks.deleteEndpoint(gone), true)
+  t.equal(rowsOwedTo(gone), backlog + 1, 'its rows are left to the sweep')
+  t.equal(await store.webhooks.pendingMessages(), 3, 'they are counted for no one: the live endpoint is owed its three')
+  t.same(await store.webhooks.dueMessages(gone, Date.now() + 1000, beforeEveryMessage, 100), [], 'a delivery still under way reads none of them')
+
+  const sweeps: number[] = []
+  for (let deleted = await store.webhooks.deleteMessagesOfDeletedEndpoints(); deleted > 0; deleted = await store.webhooks.deleteMessagesOfDeletedEndpoints()) {
+    sweeps.push(deleted)
+  }
+  t.same(sweeps, [2000, 2000, 2000, 2000, 2000, 2000, 3], 'at most 2,000 rows a sweep, then the bundle and its three messages')
+  t.equal(rowsOwedTo(gone), 0, 'none is left')
+  t.equal(rowsOwedTo(live), 1, 'the live endpoint keeps its bundle')
+  t.equal(await store.webhooks.pendingMessages(), 3)
 })
 
 t.test('a count asked for as the store closes is answered', async (t) => {

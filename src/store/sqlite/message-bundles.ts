@@ -1,6 +1,7 @@
 import { MessageIdPrefixes } from '../message-id-prefixes.js'
 import { bundledMessageId, messageBody, type Outbox, type PlantChange } from '../outbox.js'
 import type { PlantRow } from '../plant-row.js'
+import { commitWithoutFsync } from './commit-without-fsync.js'
 import type { Database } from './sqlite-driver.js'
 
 interface BundleRecord {
@@ -66,16 +67,7 @@ export class MessageBundles {
     // rows in one transaction, so a power loss that undoes it leaves the bundle, unpacked again
     // with the same ids; and the next commit that waits (a batch of creates, the deletion of
     // delivered messages) makes it durable with everything before it in the log.
-    this.unpackBundles = (endpointId, atLeast) => {
-      database.pragma('synchronous = NORMAL')
-      try {
-        unpack.immediate(endpointId, atLeast)
-      } finally {
-        // Inside a transaction left open (a failed rollback) the setting cannot change, and the
-        // store takes no write until it is gone: its error is the one to tell.
-        if (!database.inTransaction) database.pragma('synchronous = FULL')
-      }
-    }
+    this.unpackBundles = (endpointId, atLeast) => { commitWithoutFsync(database, () => unpack.immediate(endpointId, atLeast)) }
   }
 
   // The changes of the batch now being committed, gathered as its writes run.

@@ -3,6 +3,7 @@ import type {
 } from '../webhook-store.js'
 import type { Transaction } from 'better-sqlite3'
 import type { MessageBundles } from './message-bundles.js'
+import { commitWithoutFsync } from './commit-without-fsync.js'
 import type { Database } from './sqlite-driver.js'
 import { type BackgroundReads, numberOrNull, type RunStatement, SqliteOutboxCounts } from './sqlite-outbox-counts.js'
 
@@ -35,6 +36,9 @@ interface DuePosition {
   limit: number
 }
 
+// The rows the sweep deletes in one transaction: some 3 ms of the request thread (9 ms for 5,000).
+const rowsDeletedAtOnce = 2000
+
 // The endpoints and their outbox in the SQLite file; each statement runs in autocommit, as the
 // token store's do. Several processes on one file share the endpoints' leases through it.
 export class SqliteWebhookStore implements WebhookStore {
@@ -42,7 +46,7 @@ export class SqliteWebhookStore implements WebhookStore {
   private readonly counts: SqliteOutboxCounts
 
   constructor (
-    database: Database,
+    private readonly database: Database,
     private readonly bundles: MessageBundles,
     private readonly run: RunStatement,
     background: BackgroundReads
@@ -51,9 +55,12 @@ export class SqliteWebhookStore implements WebhookStore {
     this.statements = {
       insertEndpoint: database.prepare('INSERT INTO webhook_endpoints (id, url, events, secret, created_at) VALUES (?, ?, ?, ?, ?)'),
       deleteEndpoint: database.prepare('DELETE FROM webhook_endpoints WHERE id = ?'),
-      deleteEndpointMessages: database.prepare('DELETE FROM webhook_messages WHERE endpoint_id = ?'),
+      endpointExists: database.prepare<[string], unknown>('SELECT 1 FROM webhook_endpoints WHERE id = ?').pluck(),
+      deleteSomeEndpointMessages: database.prepare<[string, number]>(`DELETE FROM webhook_messages
+        WHERE seq IN (SELECT seq FROM webhook_messages WHERE endpoint_id = ? LIMIT ?)`),
       // The messages each deleted bundle held, for the count of messages deleted.
-      deleteEndpointBundles: database.prepare<[string], bigint>('DELETE FROM webhook_message_bundles WHERE endpoint_id = ? RETURNING message_count').pluck(),
+      deleteSomeEndpointBundles: database.prepare<[string, number], bigint>(`DELETE FROM webhook_message_bundles
+        WHERE seq IN (SELECT seq FROM webhook_message_bundles WHERE endpoint_id = ? LIMIT ?) RETURNING message_count`).pluck(),
       rotateSecret: database.prepare(`UPDATE webhook_endpoints
         SET previous_secret = secret, previous_secret_until = ?, secret = ? WHERE id = ?`),
       selectSubscriptions: database.prepare<[], string | null>('SELECT events FROM webhook_endpoints WHERE disabled_at IS NULL').pluck(),
@@ -95,28 +102,31 @@ export class SqliteWebhookStore implements WebhookStore {
         UNION SELECT endpoint_id FROM bundle_owners WHERE endpoint_id IS NOT NULL
         EXCEPT SELECT id FROM webhook_endpoints`).pluck(),
     }
-    const { deleteEndpoint, deleteEndpointMessages, deleteEndpointBundles, deleteMessage, selectDeletedEndpointsOwed } = this.statements
-    this.deleteEndpointAndMessages = database.transaction((id: string) => {
-      deleteEndpointMessages.run(id)
-      deleteEndpointBundles.run(id)
-      return deleteEndpoint.run(id).changes === 1
-    })
+    const { deleteSomeEndpointMessages, deleteSomeEndpointBundles, deleteMessage, selectDeletedEndpointsOwed } = this.statements
     this.deleteDelivered = database.transaction((seqs: readonly number[]) => {
       for (const seq of seqs) deleteMessage.run(seq)
     })
-    this.deleteOfDeletedEndpoints = database.transaction(() => {
-      let deleted = 0
+    // At most rowsDeletedAtOnce rows, messages first, then bundles; answers the messages deleted.
+    this.deleteSomeOfDeletedEndpoints = database.transaction(() => {
+      let rows = 0
+      let messages = 0
       for (const endpointId of selectDeletedEndpointsOwed.all()) {
-        deleted += deleteEndpointMessages.run(endpointId).changes
-        for (const messageCount of deleteEndpointBundles.all(endpointId)) deleted += Number(messageCount)
+        const rowsOfMessages = deleteSomeEndpointMessages.run(endpointId, rowsDeletedAtOnce - rows).changes
+        rows += rowsOfMessages
+        messages += rowsOfMessages
+        if (rows >= rowsDeletedAtOnce) break
+        for (const messageCount of deleteSomeEndpointBundles.all(endpointId, rowsDeletedAtOnce - rows)) {
+          rows += 1
+          messages += Number(messageCount)
+        }
+        if (rows >= rowsDeletedAtOnce) break
       }
-      return deleted
+      return messages
     })
   }
 
-  private readonly deleteEndpointAndMessages: Transaction<(id: string) => boolean>
   private readonly deleteDelivered: (seqs: readonly number[]) => void
-  private readonly deleteOfDeletedEndpoints: Transaction<() => number>
+  private readonly deleteSomeOfDeletedEndpoints: Transaction<() => number>
 
   async createEndpoint ({ id, url, events, secret, createdAt }: NewWebhookEndpointRow): Promise<void> {
     this.run(() => this.statements.insertEndpoint.run(id, url, events === null ? null : JSON.stringify(events), secret, createdAt))
@@ -126,8 +136,11 @@ export class SqliteWebhookStore implements WebhookStore {
     return this.counts.endpoints()
   }
 
+  // The endpoint alone: its messages, owed to no one from now on, are left to the sweep, a few
+  // thousand at a time (deleteMessagesOfDeletedEndpoints). Deleted with it, in one transaction,
+  // a million of them held every request for over a second.
   async deleteEndpoint (id: string): Promise<boolean> {
-    return this.run(() => this.deleteEndpointAndMessages.immediate(id))
+    return this.run(() => this.statements.deleteEndpoint.run(id).changes === 1)
   }
 
   async rotateSecret (id: string, secret: string, previousSecretUntil: number): Promise<boolean> {
@@ -157,6 +170,8 @@ export class SqliteWebhookStore implements WebhookStore {
   // The endpoint's bundles are unpacked first (src/store/sqlite/message-bundles.ts), as many
   // messages as are asked for at least.
   async dueMessages (endpointId: string, now: number, after: MessagePosition, limit: number): Promise<DueWebhookMessage[]> {
+    // A deleted endpoint's messages wait for the sweep; its delivery lasts until its lease is renewed.
+    if (this.run(() => this.statements.endpointExists.get(endpointId)) === undefined) return []
     try {
       this.run(() => { this.bundles.unpack(endpointId, limit) })
     } catch {
@@ -199,10 +214,11 @@ export class SqliteWebhookStore implements WebhookStore {
     return this.counts.pendingMessages()
   }
 
-  // The write lock is asked for only when there is something to delete, which on SQLite there
-  // should never be (src/store/webhook-store.ts).
+  // One transaction of at most rowsDeletedAtOnce rows, committed without waiting for the disk (a
+  // power cut that undoes it leaves rows the next sweep deletes); the write lock is asked for only
+  // when there is something to delete.
   async deleteMessagesOfDeletedEndpoints (): Promise<number> {
     if (this.run(() => this.statements.selectDeletedEndpointsOwed.all()).length === 0) return 0
-    return this.run(() => this.deleteOfDeletedEndpoints.immediate())
+    return this.run(() => commitWithoutFsync(this.database, () => this.deleteSomeOfDeletedEndpoints.immediate()))
   }
 }
