@@ -63,8 +63,9 @@ export interface WebhookStore {
   createEndpoint (endpoint: NewWebhookEndpointRow): Promise<void>
   // Oldest first.
   listEndpoints (): Promise<WebhookEndpointSummary[]>
-  // Deletes the endpoint, false when there was none. Its messages are sent to no one from then on,
-  // and counted for no one; PostgreSQL deletes them with it, SQLite leaves them to the sweep.
+  // Deletes the endpoint, false when there was none. From then on no read returns its messages
+  // (an instance that holds them lets them go at its next lease renewal) and no count counts them;
+  // PostgreSQL deletes them with it, SQLite leaves them to the sweep.
   deleteEndpoint (id: string): Promise<boolean>
   // false when there is no such endpoint.
   rotateSecret (id: string, secret: string, previousSecretUntil: number): Promise<boolean>
@@ -75,12 +76,13 @@ export interface WebhookStore {
   leaseEndpoints (owner: string, now: number, until: number): Promise<LeasedWebhookEndpoint[]>
   releaseEndpoints (owner: string): Promise<void>
   // Up to `limit` messages of the endpoint due by `now` and placed after `after`, the earliest due
-  // first. On SQLite this first unpacks the endpoint's bundles, under the write lock.
+  // first; none for an endpoint that no longer exists. On SQLite this first unpacks the endpoint's
+  // bundles, under the write lock.
   dueMessages (endpointId: string, now: number, after: MessagePosition, limit: number): Promise<DueWebhookMessage[]>
-  // The messages delivered.
-  deleteMessages (seqs: readonly number[]): Promise<void>
-  // A failed attempt: the message is due again at nextAttemptAt, or failed for good (null).
-  rescheduleMessage (seq: number, attempts: number, nextAttemptAt: number | null): Promise<void>
+  // The endpoint's messages delivered.
+  deleteMessages (endpointId: string, seqs: readonly number[]): Promise<void>
+  // A failed attempt: the endpoint's message is due again at nextAttemptAt, or failed for good (null).
+  rescheduleMessage (endpointId: string, seq: number, attempts: number, nextAttemptAt: number | null): Promise<void>
   // The endpoint's last failure, and since when it fails (kept from the first failure on).
   recordFailure (endpointId: string, at: number, reason: string): Promise<void>
   recordSuccess (endpointId: string): Promise<void>
@@ -90,6 +92,6 @@ export interface WebhookStore {
   // Deletes messages, bundled or not, of endpoints that no longer exist, and answers how many:
   // on PostgreSQL all of them, those a statement that began before an endpoint's deletion
   // committed wrote it after; on SQLite, which leaves a deleted endpoint's messages here, one
-  // transaction of at most a few thousand rows, so that the caller sweeps until none is found.
+  // transaction of about 2,000 messages, so that the caller sweeps until none is found.
   deleteMessagesOfDeletedEndpoints (): Promise<number>
 }

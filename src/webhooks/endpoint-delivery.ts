@@ -31,7 +31,7 @@ const failuresBeforeRest = 5
 // Messages read from the outbox at once, beyond those already in hand.
 const readAhead = 64
 // Delivered messages are deleted together, at most this often or once this many have gathered:
-// on SQLite every commit waits for the disk (synchronous = FULL), and one commit per delivery
+// on SQLite their commit waits for the disk (synchronous = FULL), and one commit per delivery
 // cost more than the delivery itself. A crash before the deletion sends them again, with the
 // same webhook-id, as at-least-once allows.
 const deleteEveryMs = 100
@@ -141,7 +141,7 @@ export class EndpointDelivery {
     if (this.delivered.length === 0) return
     const delivered = this.delivered
     this.delivered = []
-    await this.services.store.deleteMessages(delivered)
+    await this.services.store.deleteMessages(this.endpoint.id, delivered)
     for (const seq of delivered) this.inHand.delete(seq)
   }
 
@@ -202,7 +202,7 @@ export class EndpointDelivery {
       this.restingUntil = Math.max(this.restingUntil, now + outcome.retryAfterMs)
       if (nextAttemptAt !== null) nextAttemptAt = Math.max(nextAttemptAt, now + outcome.retryAfterMs)
     }
-    await store.rescheduleMessage(message.seq, attempts, nextAttemptAt)
+    await store.rescheduleMessage(this.endpoint.id, message.seq, attempts, nextAttemptAt)
     observer?.attempted(message.event, nextAttemptAt === null ? 'exhausted' : 'failed')
     this.inHand.delete(message.seq)
     // Messages read before the failure wait for the endpoint to recover, and are read again then.

@@ -138,9 +138,9 @@ export class WebhookDispatcher {
       const deleted = await this.store.deleteMessagesOfDeletedEndpoints()
       if (deleted > 0) {
         this.sweptSoFar += deleted
-        // The next round, not at once: a round on SQLite never waits for I/O, and rounds run back
-        // to back would let no request in until the sweep ended.
-        this.nextSweepAt = now
+        // Not in every round (a commit or an attempt's end starts one): a few ms every poll
+        // leaves the event loop to the requests while a large sweep lasts.
+        this.nextSweepAt = now + pollMs
       } else if (this.sweptSoFar > 0) {
         this.logger.info({ deleted: this.sweptSoFar }, 'deleted the webhook messages of deleted endpoints')
         this.sweptSoFar = 0

@@ -24,7 +24,7 @@ class CountingOutbox {
       this.reads++
       return this.waiting.filter(({ seq }) => seq > after.seq).slice(0, limit)
     },
-    deleteMessages: async (seqs: readonly number[]) => {
+    deleteMessages: async (_endpointId: string, seqs: readonly number[]) => {
       const delivered = new Set(seqs)
       this.waiting = this.waiting.filter(({ seq }) => !delivered.has(seq))
     },

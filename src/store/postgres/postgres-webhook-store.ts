@@ -180,13 +180,18 @@ export class PostgresWebhookStore implements WebhookStore {
     }))
   }
 
-  async deleteMessages (seqs: readonly number[]): Promise<void> {
+  // By the endpoint too, as on SQLite (whose seqs may be reused); here they never are.
+  async deleteMessages (endpointId: string, seqs: readonly number[]): Promise<void> {
     if (seqs.length === 0) return
-    await this.runQuery({ name: 'delete-webhook-messages', text: 'DELETE FROM webhook_messages WHERE seq = ANY($1::bigint[])', values: [seqs] })
+    await this.runQuery({
+      name: 'delete-webhook-messages', text: 'DELETE FROM webhook_messages WHERE seq = ANY($1::bigint[]) AND endpoint_id = $2', values: [seqs, endpointId],
+    })
   }
 
-  async rescheduleMessage (seq: number, attempts: number, nextAttemptAt: number | null): Promise<void> {
-    await this.runQuery({ text: 'UPDATE webhook_messages SET attempts = $1, next_attempt_at = $2 WHERE seq = $3', values: [attempts, nextAttemptAt, seq] })
+  async rescheduleMessage (endpointId: string, seq: number, attempts: number, nextAttemptAt: number | null): Promise<void> {
+    await this.runQuery({
+      text: 'UPDATE webhook_messages SET attempts = $1, next_attempt_at = $2 WHERE seq = $3 AND endpoint_id = $4', values: [attempts, nextAttemptAt, seq, endpointId],
+    })
   }
 
   async recordFailure (endpointId: string, at: number, reason: string): Promise<void> {
