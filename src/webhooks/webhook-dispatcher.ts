@@ -21,7 +21,7 @@ const closeWaitMs = 2000
 const warnEveryMs = 60_000
 // How often the messages of deleted endpoints are looked for (src/store/webhook-store.ts): rows
 // no delivery will ever read, left by a write that raced an endpoint's deletion (PostgreSQL) or
-// by the deletion itself (SQLite). While a sweep finds some, the next round sweeps again.
+// by the deletion itself (SQLite). While a sweep finds some, another follows a poll later.
 const sweepEveryMs = 60_000
 
 // The deliveries of this instance: the endpoints whose lease it holds, each delivering on its
