@@ -131,8 +131,8 @@ export class WebhookDispatcher {
   }
 
   // Housekeeping, after the round's attempts: its failure is told, and cancels no delivery. A
-  // sweep may delete some of what is left (SQLite deletes a few thousand rows at a time), so
-  // sweeps follow round after round until one finds nothing, and the whole is told once.
+  // sweep may delete some of what is left (SQLite deletes about 2,000 messages at a time), so
+  // another follows a poll later until one finds nothing, and the whole is told once.
   private async sweepMessagesOfDeletedEndpoints (now: number): Promise<void> {
     try {
       const deleted = await this.store.deleteMessagesOfDeletedEndpoints()

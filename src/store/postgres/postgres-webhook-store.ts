@@ -1,24 +1,12 @@
 import type {
   DueWebhookMessage, LeasedWebhookEndpoint, MessagePosition, NewWebhookEndpointRow, WebhookEndpointSummary, WebhookStore,
 } from '../webhook-store.js'
+import { type EndpointRecord, endpointSummaryOf, numberOrNull } from '../webhook-endpoint-record.js'
 import type { RunPostgresQuery } from './postgres-api-token-store.js'
 import { unpackBundles } from './postgres-message-bundles.js'
 
 // bigint columns come back as decimal text; every time here is well inside 2^53 milliseconds.
 type Bigint = string
-
-interface EndpointRecord {
-  id: string
-  url: string
-  events: string[] | null
-  created_at: Bigint
-  disabled_at: Bigint | null
-  disabled_reason: string | null
-  last_failure_at: Bigint | null
-  last_failure_reason: string | null
-  pending: Bigint
-  failed: Bigint
-}
 
 interface LeaseRecord {
   id: string
@@ -39,8 +27,6 @@ interface MessageRecord {
   attempts: number
   next_attempt_at: Bigint
 }
-
-const numberOrNull = (value: Bigint | null): number | null => value === null ? null : Number(value)
 
 const selectEndpoints = `SELECT e.id, e.url, e.events, e.created_at, e.disabled_at, e.disabled_reason,
     e.last_failure_at, e.last_failure_reason,
@@ -105,18 +91,7 @@ export class PostgresWebhookStore implements WebhookStore {
 
   async listEndpoints (): Promise<WebhookEndpointSummary[]> {
     const { rows } = await this.runQuery<EndpointRecord>({ text: selectEndpoints })
-    return rows.map((record) => ({
-      id: record.id,
-      url: record.url,
-      events: record.events,
-      createdAt: Number(record.created_at),
-      disabledAt: numberOrNull(record.disabled_at),
-      disabledReason: record.disabled_reason,
-      lastFailureAt: numberOrNull(record.last_failure_at),
-      lastFailureReason: record.last_failure_reason,
-      pendingMessages: Number(record.pending),
-      failedMessages: Number(record.failed),
-    }))
+    return rows.map(endpointSummaryOf)
   }
 
   async deleteEndpoint (id: string): Promise<boolean> {

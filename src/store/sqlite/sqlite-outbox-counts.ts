@@ -1,4 +1,5 @@
 import type { Statement } from 'better-sqlite3'
+import { type EndpointRecord, endpointSummaryOf } from '../webhook-endpoint-record.js'
 import type { WebhookEndpointSummary } from '../webhook-store.js'
 import type { Database } from './sqlite-driver.js'
 
@@ -11,20 +12,8 @@ export interface BackgroundReads {
   read: <Row>(sql: string) => Promise<Row[] | undefined>
 }
 
-interface EndpointRecord {
-  id: string
-  url: string
-  events: string | null
-  created_at: bigint
-  disabled_at: bigint | null
-  disabled_reason: string | null
-  last_failure_at: bigint | null
-  last_failure_reason: string | null
-  pending: bigint
-  failed: bigint
-}
-
-export const numberOrNull = (value: bigint | null): number | null => value === null ? null : Number(value)
+// SQLite keeps an endpoint's events as JSON text.
+type SqliteEndpointRecord = Omit<EndpointRecord, 'events'> & { events: string | null }
 
 const ignore = (): void => undefined
 
@@ -62,7 +51,7 @@ class SharedRead<T> {
 // on the background connection's thread, and on the request thread should that one fail or
 // have stopped.
 export class SqliteOutboxCounts {
-  private readonly selectEndpoints: Statement<[], EndpointRecord>
+  private readonly selectEndpoints: Statement<[], SqliteEndpointRecord>
   private readonly countPending: Statement<[], { count: bigint }>
   private readonly endpointsRead = new SharedRead(async () => this.read(this.selectEndpoints))
   private readonly countRead = new SharedRead(async () => this.read(this.countPending))
@@ -82,18 +71,8 @@ export class SqliteOutboxCounts {
   }
 
   async endpoints (): Promise<WebhookEndpointSummary[]> {
-    return (await this.endpointsRead.ask()).map((record) => ({
-      id: record.id,
-      url: record.url,
-      events: record.events === null ? null : JSON.parse(record.events) as string[],
-      createdAt: Number(record.created_at),
-      disabledAt: numberOrNull(record.disabled_at),
-      disabledReason: record.disabled_reason,
-      lastFailureAt: numberOrNull(record.last_failure_at),
-      lastFailureReason: record.last_failure_reason,
-      pendingMessages: Number(record.pending),
-      failedMessages: Number(record.failed),
-    }))
+    return (await this.endpointsRead.ask()).map((record) =>
+      endpointSummaryOf({ ...record, events: record.events === null ? null : JSON.parse(record.events) as string[] }))
   }
 
   async pendingMessages (): Promise<number> {

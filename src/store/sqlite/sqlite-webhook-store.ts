@@ -5,7 +5,8 @@ import type { Transaction } from 'better-sqlite3'
 import type { MessageBundles } from './message-bundles.js'
 import { commitWithoutFsync } from './commit-without-fsync.js'
 import type { Database } from './sqlite-driver.js'
-import { type BackgroundReads, numberOrNull, type RunStatement, SqliteOutboxCounts } from './sqlite-outbox-counts.js'
+import { numberOrNull } from '../webhook-endpoint-record.js'
+import { type BackgroundReads, type RunStatement, SqliteOutboxCounts } from './sqlite-outbox-counts.js'
 
 interface LeaseRecord {
   id: string

@@ -1,0 +1,36 @@
+import type { WebhookEndpointSummary } from './webhook-store.js'
+
+// An integer column as a backend reads it: bigint (SQLite) or decimal text (PostgreSQL); every
+// time and count here is well inside 2^53.
+export type IntegerColumn = bigint | string
+
+export const numberOrNull = (value: IntegerColumn | null): number | null => value === null ? null : Number(value)
+
+// An endpoint's row as the backends' listings select it, its events already a list.
+export interface EndpointRecord {
+  id: string
+  url: string
+  events: string[] | null
+  created_at: IntegerColumn
+  disabled_at: IntegerColumn | null
+  disabled_reason: string | null
+  last_failure_at: IntegerColumn | null
+  last_failure_reason: string | null
+  pending: IntegerColumn
+  failed: IntegerColumn
+}
+
+export function endpointSummaryOf (record: EndpointRecord): WebhookEndpointSummary {
+  return {
+    id: record.id,
+    url: record.url,
+    events: record.events,
+    createdAt: Number(record.created_at),
+    disabledAt: numberOrNull(record.disabled_at),
+    disabledReason: record.disabled_reason,
+    lastFailureAt: numberOrNull(record.last_failure_at),
+    lastFailureReason: record.last_failure_reason,
+    pendingMessages: Number(record.pending),
+    failedMessages: Number(record.failed),
+  }
+}
