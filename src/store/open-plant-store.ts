@@ -25,7 +25,11 @@ export async function openPlantStore (
 ): Promise<PlantStore> {
   const { DATABASE_URL: databaseUrl } = settings
   if (databaseUrl.startsWith('sqlite:')) {
-    return SqlitePlantStore.open({ filename: databaseUrl.slice('sqlite:'.length), batchObserver: observeBatches('sqlite') })
+    return SqlitePlantStore.open({
+      filename: databaseUrl.slice('sqlite:'.length),
+      batchObserver: observeBatches('sqlite'),
+      onBackgroundFailure: (error) => logger.warn({ err: error }, 'the SQLite background thread failed: commits now checkpoint the log themselves (past 16,000 pages), and the outbox is counted on the request thread'),
+    })
   }
   if (/^postgres(ql)?:\/\//.test(databaseUrl)) {
     return PostgresPlantStore.open({

@@ -1,9 +1,11 @@
 import { existsSync, statSync } from 'node:fs'
+import type { Worker } from 'node:worker_threads'
 import { setTimeout } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import { Database } from '../../src/store/sqlite/sqlite-driver.js'
 import type { BackgroundConnection } from '../../src/store/sqlite/background-connection.js'
 import { SqlitePlantStore } from '../../src/store/sqlite/sqlite-plant-store.js'
+import { openPlantStore } from '../../src/store/open-plant-store.js'
 import { beforeEveryMessage } from '../../src/store/webhook-store.js'
 import { StoreUnavailableError } from '../../src/store/store-errors.js'
 import { testPlantStoreContract } from './plant-store-contract.js'
@@ -205,4 +207,24 @@ t.test('closing the store stops its background connection and leaves no log behi
   await store.close()
   t.notOk(existsSync(`${filename}-wal`), 'the last connection to close checkpointed and removed the log')
   t.same(inspect(filename, (database) => database.prepare('SELECT id FROM plants').pluck().all()), [1n])
+})
+
+// The thread's failure was silent: the checkpoints and counts moved back to the request thread
+// with nothing in the log to say why requests had slowed.
+t.test("the background thread's failure is logged once, and the store goes on without it", async (t) => {
+  const warnings: string[] = []
+  const store = await openPlantStore(
+    { DATABASE_URL: `sqlite:${testFolder(t)}/plants.db`, DATABASE_POOL_SIZE: 1 },
+    { warn: (_details, message) => { warnings.push(message) } }
+  )
+  t.teardown(() => store.close())
+  const { worker } = (store as unknown as { background: { worker: Worker } }).background
+  // A message the thread cannot read throws outside its reads' own handling. (The thread is
+  // unreferenced: held, so that the test waits for it.)
+  worker.ref()
+  worker.postMessage(null)
+  await new Promise((resolve) => worker.once('exit', resolve))
+  t.match(warnings, [/the SQLite background thread failed/])
+  await store.createPlant(plantRow({ id: 1n, name: 'Fern' }))
+  t.equal(await store.webhooks.pendingMessages(), 0, 'counted on the request thread')
 })

@@ -75,7 +75,9 @@ export class BackgroundConnection {
     worker.on('message', ({ id, rows }: ReadAnswer) => { this.answer(id, rows ?? undefined) })
   }
 
-  static start (filename: string, checkpointEveryMs: number): BackgroundConnection {
+  // `onFailure` hears of the thread's failure (its file could not be opened, a statement outside a
+  // read threw), once: from then on the safety net checkpoints and reads run on the request thread.
+  static start (filename: string, checkpointEveryMs: number, onFailure: (error: unknown) => void = () => undefined): BackgroundConnection {
     const worker = new Worker(threadSource, {
       eval: true,
       execArgv: [],
@@ -84,7 +86,7 @@ export class BackgroundConnection {
     // The thread keeps no process alive, and its failure is not the process's: the request
     // thread's own checkpoints (the safety net) go on, and its reads run on the request thread.
     worker.unref()
-    worker.on('error', () => undefined)
+    worker.once('error', onFailure)
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()))
     const connection = new BackgroundConnection(worker, exited)
     void exited.then(() => { connection.stopped() })

@@ -22,6 +22,8 @@ export interface SqlitePlantStoreOptions {
   // wait blocks the event loop (SQLite sleeps in the calling thread), so it is kept short.
   readonly busyTimeoutMs?: number
   readonly batchObserver?: BatchObserver | undefined
+  // Told when the background connection's thread fails (checkpoints, and counts of the outbox).
+  readonly onBackgroundFailure?: (error: unknown) => void
 }
 
 // The log is checkpointed by a thread of its own every 100 ms (src/store/sqlite/background-connection.ts).
@@ -63,10 +65,10 @@ export class SqlitePlantStore implements PlantStore {
   private readonly reads: BatchedReads<bigint, string | undefined>
   private readonly readPage: (after: bigint | undefined, count: number) => PlantRow[]
 
-  static async open ({ filename, busyTimeoutMs = 250, batchObserver }: SqlitePlantStoreOptions): Promise<SqlitePlantStore> {
+  static async open ({ filename, busyTimeoutMs = 250, batchObserver, onBackgroundFailure }: SqlitePlantStoreOptions): Promise<SqlitePlantStore> {
     const { database, migrations } = await openDatabase(filename, busyTimeoutMs)
     database.pragma(`wal_autocheckpoint = ${safetyNetCheckpointPages}`)
-    const background = BackgroundConnection.start(filename, checkpointEveryMs)
+    const background = BackgroundConnection.start(filename, checkpointEveryMs, onBackgroundFailure)
     return new SqlitePlantStore(database, background, migrations, `SQLite file ${filename}`, batchObserver)
   }
 
