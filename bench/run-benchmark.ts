@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
+import { positiveOption as positiveOptionOf } from './command-line.js'
 import { unwrittenMiB, writtenMiB } from './disk-state.js'
 import { type BenchRequest, runLoad } from './load.js'
 import { everyRun, formatTable, type Measurement, median, type ScenarioSummary } from './report.js'
@@ -42,16 +43,8 @@ const { values: options } = parseArgs({
 })
 const onlyScenarios = new RegExp(options.only)
 const isSelected = (name: string): boolean => onlyScenarios.test(name)
-// A count or a length from the command line, refused with the option's name when it is not one:
-// `--rounds 0` printed medians of nothing (-Infinity and NaN) rather than an error.
-function positiveOption (name: 'rounds' | 'duration' | 'connections' | 'stored', wholeNumber: boolean): number {
-  const value = Number(options[name])
-  if (!(value > 0) || !Number.isFinite(value) || (wholeNumber && !Number.isSafeInteger(value))) {
-    process.stderr.write(`--${name} takes ${wholeNumber ? 'a whole number' : 'a number'} above 0, not "${options[name]}"\n`)
-    process.exit(2)
-  }
-  return value
-}
+const positiveOption = (name: 'rounds' | 'duration' | 'connections' | 'stored', wholeNumber: boolean): number =>
+  positiveOptionOf(options, name, wholeNumber)
 const rounds = positiveOption('rounds', true)
 const durationSeconds = positiveOption('duration', false)
 const connections = positiveOption('connections', true)

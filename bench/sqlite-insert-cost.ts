@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { Database } from '../src/store/sqlite/sqlite-driver.js'
+import { positiveOption } from './command-line.js'
 import { type LargeStoreShape, plantDocument, randomPlantId, storeTenMillionPlants } from './ten-million-plants.js'
 
 // `npm run bench:sqlite-inserts`: what SQLite and its driver spend on a create with a random id on a
@@ -19,9 +20,10 @@ const { values: options } = parseArgs({
     runs: { type: 'string', default: '2' },
   },
 })
-const stored = Number(options.stored)
-const batchSize = Number(options.batch)
-const batches = Math.ceil(Number(options.inserts) / batchSize)
+const stored = positiveOption(options, 'stored', true)
+const batchSize = positiveOption(options, 'batch', true)
+const batches = Math.ceil(positiveOption(options, 'inserts', true) / batchSize)
+const runs = positiveOption(options, 'runs', true)
 const checkpointEveryBatches = 50
 
 function microsecondsPerInsert (filename: string): number {
@@ -55,7 +57,7 @@ try {
     process.stdout.write(`done in ${(await storeTenMillionPlants(join(folder, `${shape}.db`), stored, shape)).toFixed(1)} s\n`)
   }
   const results = new Map<LargeStoreShape, number[]>(shapes.map((shape) => [shape, []]))
-  for (let run = 1; run <= Number(options.runs); run++) {
+  for (let run = 1; run <= runs; run++) {
     for (const shape of shapes) {
       const copy = join(folder, 'copy.db')
       copyFileSync(join(folder, `${shape}.db`), copy)
