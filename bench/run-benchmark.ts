@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
-import { positiveOption as positiveOptionOf } from './command-line.js'
+import { positiveOption } from './command-line.js'
 import { unwrittenMiB, writtenMiB } from './disk-state.js'
 import { type BenchRequest, runLoad } from './load.js'
 import { everyRun, formatTable, type Measurement, median, type ScenarioSummary } from './report.js'
@@ -43,11 +43,9 @@ const { values: options } = parseArgs({
 })
 const onlyScenarios = new RegExp(options.only)
 const isSelected = (name: string): boolean => onlyScenarios.test(name)
-const positiveOption = (name: 'rounds' | 'duration' | 'connections' | 'stored', wholeNumber: boolean): number =>
-  positiveOptionOf(options, name, wholeNumber)
-const rounds = positiveOption('rounds', true)
-const durationSeconds = positiveOption('duration', false)
-const connections = positiveOption('connections', true)
+const rounds = positiveOption(options, 'rounds', true)
+const durationSeconds = positiveOption(options, 'duration', false)
+const connections = positiveOption(options, 'connections', true)
 
 const serverScript = join(import.meta.dirname, '..', 'src', 'server.js')
 // As `npm start` runs it (see docs/benchmark.md on memory).
@@ -64,7 +62,7 @@ const freshBody = (): string => plantBody(++lastFreshId)
 // on another page of the table's index. A repeat is a replay (a 200 too), and rare enough
 // (some 10^6 ids drawn from 4.5 × 10^15) not to matter.
 const randomIdBody = (): string => plantBody(randomPlantId())
-const stored = positiveOption('stored', true)
+const stored = positiveOption(options, 'stored', true)
 const largeStoreShape: LargeStoreShape = options.packed ? 'packed' : 'grown'
 const storedLabel = `${stored % 1_000_000 === 0 ? `${stored / 1_000_000}M` : stored.toLocaleString('en-US')} stored${options.packed ? ' (packed)' : ''}`
 const tenMillionScenario = `SQLite, ${storedLabel}, random ids`

@@ -1,7 +1,7 @@
 import type { BatchObserver, StoreBackend } from './batch-observer.js'
 import type { PlantStore } from './plant-store.js'
 import { PostgresPlantStore } from './postgres/postgres-plant-store.js'
-import { SqlitePlantStore } from './sqlite/sqlite-plant-store.js'
+import { backgroundFailureConsequence, SqlitePlantStore } from './sqlite/sqlite-plant-store.js'
 
 export interface PlantStoreSettings {
   readonly DATABASE_URL: string
@@ -28,7 +28,7 @@ export async function openPlantStore (
     return SqlitePlantStore.open({
       filename: databaseUrl.slice('sqlite:'.length),
       batchObserver: observeBatches('sqlite'),
-      onBackgroundFailure: (error) => logger.warn({ err: error }, 'the SQLite background thread failed: commits now checkpoint the log themselves (past 16,000 pages), and the outbox is counted on the request thread'),
+      onBackgroundFailure: (error) => logger.warn({ err: error }, `the SQLite background thread failed: ${backgroundFailureConsequence}`),
     })
   }
   if (/^postgres(ql)?:\/\//.test(databaseUrl)) {

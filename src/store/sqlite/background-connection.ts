@@ -86,9 +86,16 @@ export class BackgroundConnection {
     // The thread keeps no process alive, and its failure is not the process's: the request
     // thread's own checkpoints (the safety net) go on, and its reads run on the request thread.
     worker.unref()
-    worker.once('error', onFailure)
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()))
     const connection = new BackgroundConnection(worker, exited)
+    // Heard always (a second 'error' without a listener would be thrown in the process), told
+    // once, and not of a failure while the store closes.
+    let told = false
+    worker.on('error', (error) => {
+      if (told || !connection.running) return
+      told = true
+      onFailure(error)
+    })
     void exited.then(() => { connection.stopped() })
     return connection
   }

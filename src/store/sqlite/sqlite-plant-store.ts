@@ -31,6 +31,8 @@ export interface SqlitePlantStoreOptions {
 // (64 MiB) checkpoints it as SQLite does by default, so the log stays bounded.
 const checkpointEveryMs = 100
 const safetyNetCheckpointPages = 16_000
+// What the background connection's failure leaves, for the operator who reads of it.
+export const backgroundFailureConsequence = `commits now checkpoint the log themselves (past ${safetyNetCheckpointPages.toLocaleString('en-US')} pages), and the outbox is counted on the request thread`
 
 // Failures that say "not now" rather than "never": the request may be retried.
 const transientErrorCodes = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|PROTOCOL)/
