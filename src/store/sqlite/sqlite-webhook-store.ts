@@ -106,15 +106,17 @@ export class SqliteWebhookStore implements WebhookStore {
         UNION SELECT endpoint_id FROM bundle_owners WHERE endpoint_id IS NOT NULL
         EXCEPT SELECT id FROM webhook_endpoints`).pluck(),
     }
-    const { deleteSomeEndpointMessages, selectSomeEndpointBundles, deleteBundle, deleteMessage, selectDeletedEndpointsOwed } = this.statements
+    const { deleteSomeEndpointMessages, selectSomeEndpointBundles, deleteBundle, deleteMessage } = this.statements
     this.deleteDelivered = database.transaction((endpointId: string, seqs: readonly number[]) => {
       for (const seq of seqs) deleteMessage.run(seq, endpointId)
     })
     // About messagesDeletedAtOnce messages, rows first, then bundles (one at least, whatever it
     // holds); answers how many.
-    this.deleteSomeOfDeletedEndpoints = database.transaction(() => {
+    // The endpoints are those the sweep found before it asked for the write lock: one found gone
+    // meanwhile deletes nothing, one deleted meanwhile waits for the next sweep.
+    this.deleteSomeOfDeletedEndpoints = database.transaction((owed: readonly string[]) => {
       let deleted = 0
-      for (const endpointId of selectDeletedEndpointsOwed.all()) {
+      for (const endpointId of owed) {
         deleted += deleteSomeEndpointMessages.run(endpointId, messagesDeletedAtOnce - deleted).changes
         for (const bundle of deleted < messagesDeletedAtOnce ? selectSomeEndpointBundles.all(endpointId, messagesDeletedAtOnce - deleted) : []) {
           deleteBundle.run(bundle.seq)
@@ -128,7 +130,7 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   private readonly deleteDelivered: (endpointId: string, seqs: readonly number[]) => void
-  private readonly deleteSomeOfDeletedEndpoints: Transaction<() => number>
+  private readonly deleteSomeOfDeletedEndpoints: Transaction<(owed: readonly string[]) => number>
 
   async createEndpoint ({ id, url, events, secret, createdAt }: NewWebhookEndpointRow): Promise<void> {
     this.run(() => this.statements.insertEndpoint.run(id, url, events === null ? null : JSON.stringify(events), secret, createdAt))
@@ -220,7 +222,8 @@ export class SqliteWebhookStore implements WebhookStore {
   // disk (a power cut that undoes it leaves rows the next sweep deletes); the write lock is asked
   // for only when there is something to delete.
   async deleteMessagesOfDeletedEndpoints (): Promise<number> {
-    if (this.run(() => this.statements.selectDeletedEndpointsOwed.all()).length === 0) return 0
-    return this.run(() => commitWithoutFsync(this.database, () => this.deleteSomeOfDeletedEndpoints.immediate()))
+    const owed = this.run(() => this.statements.selectDeletedEndpointsOwed.all())
+    if (owed.length === 0) return 0
+    return this.run(() => commitWithoutFsync(this.database, () => this.deleteSomeOfDeletedEndpoints.immediate(owed)))
   }
 }
