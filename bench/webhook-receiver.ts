@@ -4,7 +4,8 @@ import { percentileOf } from './percentile.js'
 // A webhook receiver for `npm run bench`, in a process of its own so that it costs neither the
 // service nor the load generator: answers 200 at once, and counts what it receives with the
 // delay from the change's commit (the body's timestamp, taken as its batch began) to its receipt.
-// GET /stats answers the count and the delays' percentiles; GET /receipts when each plant's
+// GET /stats answers the count, the distinct plants told of (a duplicate is counted once there),
+// and the delays' percentiles; GET /receipts when each plant's
 // first message arrived (milliseconds since the epoch, by plant id), for the load generator to
 // set beside its create's 200; POST /reset forgets them all.
 const keptAtMost = 1_000_000
@@ -18,7 +19,7 @@ const server = createServer((request, response) => {
   request.on('end', () => {
     if (request.method === 'GET' && request.url === '/stats') {
       const sorted = [...delaysMs].sort((a, b) => a - b)
-      response.end(JSON.stringify({ received, p50Ms: percentileOf(sorted, 0.5), p99Ms: percentileOf(sorted, 0.99), maxMs: sorted.at(-1) ?? Number.NaN }))
+      response.end(JSON.stringify({ received, plants: receiptsByPlantId.size, p50Ms: percentileOf(sorted, 0.5), p99Ms: percentileOf(sorted, 0.99), maxMs: sorted.at(-1) ?? Number.NaN }))
       return
     }
     if (request.method === 'GET' && request.url === '/receipts') {

@@ -15,6 +15,8 @@ export const backlogSize = 1_000_000
 
 export interface ReceiverStats {
   readonly received: number
+  // The distinct plants the messages told of (at most a million are kept).
+  readonly plants: number
   readonly p50Ms: number
   readonly p99Ms: number
   readonly maxMs: number
@@ -125,6 +127,8 @@ export async function measureDrain (receiver: ServerProcess, seconds: number): P
 
 export interface CatchUp {
   readonly delivered: number
+  // Of those, the distinct plants: fewer when a message arrived twice.
+  readonly plants: number
   readonly seconds: number
   readonly cpuSeconds: number
 }
@@ -137,8 +141,9 @@ export async function awaitCatchUp (
 ): Promise<CatchUp> {
   const started = performance.now()
   const cpuBefore = service.cpuSeconds()
-  const delivered = await awaitReceived(receiver, created, limitSeconds)
-  const catchUp = { delivered, seconds: (performance.now() - started) / 1000, cpuSeconds: service.cpuSeconds() - cpuBefore }
+  await awaitReceived(receiver, created, limitSeconds)
+  const { received: delivered, plants } = await receiverStats(receiver)
+  const catchUp = { delivered, plants, seconds: (performance.now() - started) / 1000, cpuSeconds: service.cpuSeconds() - cpuBefore }
   await fetch(`${receiver.baseUrl}/reset`, { method: 'POST' })
   return catchUp
 }
