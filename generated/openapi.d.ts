@@ -485,12 +485,13 @@ export interface components {
             createdAt: string;
             /**
              * Format: int64
-             * @description Messages not yet delivered, waiting for their first attempt or their next.
+             * @description Messages not yet delivered, waiting for their first attempt or their next (none on a disabled endpoint).
              */
             pendingMessages: bigint | number;
             /**
              * Format: int64
-             * @description Messages that failed every attempt of the retry schedule; they are kept, and counted here.
+             * @description Messages that will not be delivered: those that failed every attempt of the retry schedule, and on
+             *     a disabled endpoint those it was still owed. They are kept, and counted here.
              */
             failedMessages: bigint | number;
             lastFailure?: components["schemas"]["WebhookFailure"];

@@ -75,7 +75,7 @@ t.test('410 disables the endpoint; a redirect is a failure and is not followed; 
   const [first, second] = busy.received.filter(({ headers }) => headers['webhook-id'] === refusedId)
   t.ok(second!.receivedAt - first!.receivedAt >= 950, 'a 429 with Retry-After: 1 is retried a second later, not at 0.1 s')
   const states = await endpointStates(app)
-  t.match(states[0], { state: 'disabled', disabledReason: 'it answered 410 Gone' })
+  t.match(states[0], { state: 'disabled', disabledReason: 'it answered 410 Gone', pendingMessages: 0, failedMessages: 1 }, 'the message answered 410 will not be sent: failed, not pending')
   t.match(states[1], { state: 'enabled', lastFailure: { reason: 'answered 307 (redirects are not followed)' } })
   t.equal(states[2]!.pendingMessages, 0, 'the busy endpoint got both in the end')
 })
@@ -100,7 +100,7 @@ t.test('an endpoint that fails every attempt for WEBHOOK_DISABLE_AFTER is disabl
   await app.createPlant({ id: 1, name: 'Fern' })
   await failing.waitFor(3)
   await sleep(300)
-  t.match((await endpointStates(app))[0], { state: 'disabled', disabledReason: /^every attempt failed for \d+ seconds$/, pendingMessages: 1 })
+  t.match((await endpointStates(app))[0], { state: 'disabled', disabledReason: /^every attempt failed for \d+ seconds$/, pendingMessages: 0, failedMessages: 1 })
 })
 
 testOnEveryBackend(t, 'messages wait in the store while the receiver is down, across a restart', async (t, database) => {

@@ -80,7 +80,7 @@ export class ServiceMetrics {
   #pendingWebhookMessages: () => Promise<number> = async () => 0
   readonly #webhookPending = new Gauge({
     name: 'plant_store_webhook_messages_pending',
-    help: 'Webhook messages waiting for their first attempt or their next, over every endpoint (read from the store at each scrape).',
+    help: 'Webhook messages waiting for their first attempt or their next, over every enabled endpoint (read from the store at each scrape).',
     registers: [this.#registry],
     collect: async () => { this.#webhookPending.set(await this.#pendingWebhookMessages().catch(() => Number.NaN)) },
   })

@@ -20,7 +20,10 @@ export interface EndpointRecord {
   failed: IntegerColumn
 }
 
+// A disabled endpoint is sent nothing more, and none is enabled again (its URL is registered
+// anew): what it was still owed will never be delivered, so it is counted as failed, not pending.
 export function endpointSummaryOf (record: EndpointRecord): WebhookEndpointSummary {
+  const disabled = record.disabled_at !== null
   return {
     id: record.id,
     url: record.url,
@@ -30,7 +33,7 @@ export function endpointSummaryOf (record: EndpointRecord): WebhookEndpointSumma
     disabledReason: record.disabled_reason,
     lastFailureAt: numberOrNull(record.last_failure_at),
     lastFailureReason: record.last_failure_reason,
-    pendingMessages: Number(record.pending),
-    failedMessages: Number(record.failed),
+    pendingMessages: disabled ? 0 : Number(record.pending),
+    failedMessages: Number(record.failed) + (disabled ? Number(record.pending) : 0),
   }
 }

@@ -87,7 +87,7 @@ export interface WebhookStore {
   recordFailure (endpointId: string, at: number, reason: string): Promise<void>
   recordSuccess (endpointId: string): Promise<void>
   disableEndpoint (endpointId: string, at: number, reason: string): Promise<void>
-  // Messages waiting for an attempt, over every endpoint.
+  // Messages waiting for an attempt, over every enabled endpoint (a disabled one is sent nothing more).
   pendingMessages (): Promise<number>
   // Deletes messages, bundled or not, of endpoints that no longer exist, and answers how many:
   // on PostgreSQL all of them, those a statement that began before an endpoint's deletion

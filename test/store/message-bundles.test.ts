@@ -129,6 +129,26 @@ function testBundles (t: Test, openStore: (t: Test) => Promise<PlantStore>): voi
     t.equal(await store.webhooks.pendingMessages(), 0)
   })
 
+  t.test('what a disabled endpoint was still owed, rows and bundles, is counted as failed and not as pending', async (t) => {
+    const store = await storeWithEndpoints(await openStore(t))
+    for (let id = 1n; id <= 3n; id++) await store.createPlant(plantRow({ id, name: 'Fern' }))
+    // Two unpacked into rows, one of them failed for good; the third still bundled.
+    const [exhausted, waiting] = await store.webhooks.dueMessages(everyEvent, Date.now() + 1000, beforeEveryMessage, 2)
+    await store.webhooks.rescheduleMessage(everyEvent, exhausted!.seq, 1, null)
+    await store.webhooks.rescheduleMessage(everyEvent, waiting!.seq, 1, Date.now() + 60_000)
+    await store.createPlant(plantRow({ id: 4n, name: 'Moss' }))
+    const countsOf = async (): Promise<unknown[]> =>
+      (await store.webhooks.listEndpoints()).map(({ id, pendingMessages, failedMessages }) => ({ id, pendingMessages, failedMessages }))
+    t.same(await countsOf(), [{ id: everyEvent, pendingMessages: 3, failedMessages: 1 }, { id: deletesOnly, pendingMessages: 0, failedMessages: 0 }])
+    t.equal(await store.webhooks.pendingMessages(), 3)
+
+    await store.webhooks.disableEndpoint(everyEvent, Date.now(), 'it answered 410 Gone')
+    t.same(await countsOf(), [{ id: everyEvent, pendingMessages: 0, failedMessages: 4 }, { id: deletesOnly, pendingMessages: 0, failedMessages: 0 }],
+      'nothing more is sent to it: all four will not be delivered')
+    t.equal(await store.webhooks.pendingMessages(), 0, 'the gauge counts what enabled endpoints are owed')
+    await store.createPlant(plantRow({ id: 5n, name: 'Ivy' }))
+    t.equal(await store.webhooks.pendingMessages(), 0, 'and a disabled endpoint is owed nothing new')
+  })
   t.test('every message of every batch has an id of its own, across more bundles than one fill of prefixes', async (t) => {
     const store = await storeWithEndpoints(await openStore(t))
     // One create at a time: a batch, and a bundle, each; more than the 256 prefixes drawn at once.

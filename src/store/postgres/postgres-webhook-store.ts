@@ -46,11 +46,12 @@ const selectDue = `SELECT seq, message_id, event, body, traceparent, committed_a
 const deleteEndpoint = `WITH messages AS (DELETE FROM webhook_messages WHERE endpoint_id = $1),
   bundles AS (DELETE FROM webhook_message_bundles WHERE endpoint_id = $1)
   DELETE FROM webhook_endpoints WHERE id = $1 RETURNING id`
-// Only what an endpoint is owed: rows left by a deleted endpoint (below) are not waiting for anyone.
+// Only what an enabled endpoint is owed: rows left by a deleted endpoint (below) are not waiting
+// for anyone, and a disabled endpoint is sent nothing more.
 const countPending = `SELECT (SELECT count(*) FROM webhook_messages m WHERE m.next_attempt_at IS NOT NULL
-      AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = m.endpoint_id))
+      AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = m.endpoint_id AND e.disabled_at IS NULL))
   + (SELECT coalesce(sum(b.message_count), 0) FROM webhook_message_bundles b
-      WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = b.endpoint_id)) AS count`
+      WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = b.endpoint_id AND e.disabled_at IS NULL)) AS count`
 // A statement or transaction that overlapped an endpoint's deletion as it committed read the
 // endpoint in its own snapshot (READ COMMITTED) and may write it messages after the deletion:
 // a batch of creates' bundles, a batch with deletes' messages, an unpack of the endpoint's

@@ -63,11 +63,11 @@ export class SqliteOutboxCounts {
           + (SELECT coalesce(sum(b.message_count), 0) FROM webhook_message_bundles b WHERE b.endpoint_id = e.id) AS pending,
         (SELECT count(*) FROM webhook_messages m WHERE m.endpoint_id = e.id AND m.next_attempt_at IS NULL) AS failed
       FROM webhook_endpoints e ORDER BY e.created_at, e.id`)
-    // Only what an endpoint is owed, as on PostgreSQL (src/store/postgres/postgres-webhook-store.ts).
+    // Only what an enabled endpoint is owed, as on PostgreSQL (src/store/postgres/postgres-webhook-store.ts).
     this.countPending = database.prepare(`SELECT (SELECT count(*) FROM webhook_messages m WHERE m.next_attempt_at IS NOT NULL
-          AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = m.endpoint_id))
+          AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = m.endpoint_id AND e.disabled_at IS NULL))
       + (SELECT coalesce(sum(b.message_count), 0) FROM webhook_message_bundles b
-          WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = b.endpoint_id)) AS count`)
+          WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = b.endpoint_id AND e.disabled_at IS NULL)) AS count`)
   }
 
   async endpoints (): Promise<WebhookEndpointSummary[]> {
