@@ -4,10 +4,10 @@ import { percentileOf } from './percentile.js'
 // A webhook receiver for `npm run bench`, in a process of its own so that it costs neither the
 // service nor the load generator: answers 200 at once, and counts what it receives with the
 // delay from the change's commit (the body's timestamp, taken as its batch began) to its receipt.
-// GET /stats answers the count, the distinct plants told of (a duplicate is counted once there),
-// and the delays' percentiles; GET /receipts when each plant's
-// first message arrived (milliseconds since the epoch, by plant id), for the load generator to
-// set beside its create's 200; POST /reset forgets them all.
+// GET /stats answers the count, the distinct plants told of (a duplicate counted once, up to a
+// million plants) and the delays' percentiles; GET /receipts when each plant's first message
+// arrived (milliseconds since the epoch, by plant id), for the load generator to set beside its
+// create's 200; POST /reset forgets them all.
 const keptAtMost = 1_000_000
 let received = 0
 let delaysMs: number[] = []

@@ -149,6 +149,7 @@ function testBundles (t: Test, openStore: (t: Test) => Promise<PlantStore>): voi
     await store.createPlant(plantRow({ id: 5n, name: 'Ivy' }))
     t.equal(await store.webhooks.pendingMessages(), 0, 'and a disabled endpoint is owed nothing new')
   })
+
   t.test('every message of every batch has an id of its own, across more bundles than one fill of prefixes', async (t) => {
     const store = await storeWithEndpoints(await openStore(t))
     // One create at a time: a batch, and a bundle, each; more than the 256 prefixes drawn at once.
