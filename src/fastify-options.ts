@@ -16,13 +16,13 @@ const clientRequestId = /^[A-Za-z0-9._:-]{1,128}$/
 // After SIGTERM, how long a keep-alive connection stays open while idle: a request its client sent
 // just before the signal still arrives and is answered.
 const shutdownIdleGraceMs = 1000
-// Connections with pipelined requests read and waiting for those before them: each holds at most
-// one read's worth, some 1,400 small requests at about 2 KiB each (Node's request and response
-// objects). Only a client that sends more than MAX_UNANSWERED_REQUESTS at once makes its
-// requests wait; one that never reads is served until its socket's buffers fill, and its close
-// aborts every request still waiting, so few such connections are allowed at once
-// (docs/reliability.md).
-const maxWaitingConnections = 4
+// Pipelined requests read and waiting for those before them, over every connection, at about
+// 2 KiB each (Node's request and response objects): 8 MiB, and at most one read more (some
+// 1,400 small requests). Only a client that sends more than MAX_UNANSWERED_REQUESTS at once makes
+// its requests wait, fifty creates in one write 34 of them, so hundreds of such clients are served
+// at once; one that never reads is served until its socket's buffers fill and holds a read's worth
+// (docs/reliability.md), so that a few of those fill the bound and the next is closed.
+const maxWaitingRequests = 4096
 
 // Fastify's options: the server under it, its logger and access line, its limits, and the
 // validator and error answers the spec calls for. `log` is the app's logger, once it exists.
@@ -84,7 +84,7 @@ export function createConnectionGuard (config: FastifySettings, log: () => Fasti
   return new ConnectionGuard({
     maxConnections: config.MAX_CONNECTIONS,
     maxUnansweredRequests: config.MAX_UNANSWERED_REQUESTS,
-    maxWaitingConnections,
+    maxWaitingRequests,
     // A client that has sent its requests and reads none of the answers is, to the service, one
     // whose requests take too long: it gets the same time.
     stalledConnectionMs: config.REQUEST_TIMEOUT,

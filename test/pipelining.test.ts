@@ -60,6 +60,51 @@ t.test('requests refused before the app reads them, pipelined with others, are e
   t.same(readStoredIds(databaseFile), [7n])
 })
 
+t.test('bodies refused as they are parsed, received in full and pipelined with others, are each answered, and the connection stays open', async (t) => {
+  const { open } = await startListening(t)
+  const client = open()
+  const body = (text: string, extra: Record<string, string> = {}): [string, Record<string, string>, string] =>
+    ['/plants', createHeaders({ 'Content-Length': String(text.length), ...extra }), text]
+  const sent = [
+    body('{"id": 1,'),
+    body('{"id":1,"id":2,"name":"Fern"}'),
+    body('{"id":1,"name":"Fern"}', { 'Content-Type': 'application/json; charset=iso-8859-1' }),
+    body('{"id":1,"name":"Fern"}', { 'Content-Encoding': 'gzip' }),
+  ]
+  client.write([
+    ...sent.map(([path, headers, text]) => request('POST', path, headers, text)),
+    request('GET', '/healthz', { Host: 'plants.test', Connection: 'close' }),
+  ].join(''))
+  const responses = await client.received()
+  t.same(responses.map((response) => response.statusCode), [400, 400, 415, 415, 200], 'every request answered, in order')
+  t.same(responses.slice(0, -1).map((response) => response.headers.connection), ['keep-alive', 'keep-alive', 'keep-alive', 'keep-alive'],
+    'a body refused by its parser, received in full, keeps the connection for those behind it')
+  responses.slice(0, -1).forEach((response) => { checkAgainstSpec(t, 'POST', '/plants', response) })
+})
+
+t.test('many clients pipelining fifty creates each at once are all answered, none cut', async (t) => {
+  const { open, databaseFile } = await startListening(t)
+  const clients = 16
+  const count = 50
+  const received = Array.from({ length: clients }, (_, client) => {
+    const socket = open()
+    socket.write(Array.from({ length: count }, (_, index) => {
+      const id = client * count + index + 1
+      const plant = JSON.stringify({ id, name: `Fern ${id}` })
+      return request('POST', '/plants', createHeaders({ 'Content-Length': String(plant.length), ...withCloseOnLast(index, count) }), plant)
+    }).join(''))
+    return socket.received(15_000)
+  })
+  const answered = await Promise.all(received)
+  t.same(answered.map((responses) => responses.filter((response) => response.statusCode === 200).length), Array(clients).fill(count),
+    'every client got all fifty answers')
+  answered.forEach((responses, client) => {
+    t.same(responses.map((response) => (JSON.parse(response.body) as { name: string }).name),
+      Array.from({ length: count }, (_, index) => `Fern ${client * count + index + 1}`), `client ${client}'s answers in order`)
+  })
+  t.equal(readStoredIds(databaseFile).length, clients * count)
+})
+
 t.test('three thousand requests pipelined in one write, several reads long, are all answered in order', async (t) => {
   const { open } = await startListening(t)
   const client = open()
@@ -75,7 +120,7 @@ t.test('three thousand requests pipelined in one write, several reads long, are 
 // The guard on a bare Fastify app, whose limits a test may set.
 async function guardedApp (t: Test, limits: Partial<ConnectionLimits> = {}): Promise<{ guard: ConnectionGuard, app: FastifyInstance, port: number }> {
   const guard: ConnectionGuard = new ConnectionGuard({
-    maxConnections: 100, maxUnansweredRequests: 16, maxWaitingConnections: 16, stalledConnectionMs: 30_000, shutdownIdleGraceMs: 1000, ...limits,
+    maxConnections: 100, maxUnansweredRequests: 16, maxWaitingRequests: 4096, stalledConnectionMs: 30_000, shutdownIdleGraceMs: 1000, ...limits,
   }, () => app.log)
   const app: FastifyInstance = Fastify({ serverFactory: guard.serverFactory, forceCloseConnections: false, return503OnClosing: false })
   // A kibibyte an answer, so that a client that does not read fills the socket's buffers soon.
@@ -137,8 +182,8 @@ t.test('a client that stops reading is read no further than one read past its li
   t.equal(guard.waitingRequests, 0)
 })
 
-t.test('a connection whose requests would wait beyond the connections allowed is closed at once; the others are served', async (t) => {
-  const { guard, app, port } = await guardedApp(t, { maxWaitingConnections: 1 })
+t.test('a connection whose requests would begin to wait beyond the requests allowed to wait is closed at once; the others are served', async (t) => {
+  const { guard, app, port } = await guardedApp(t, { maxWaitingRequests: 1 })
   const holding = await openSocket(t, port)
   holding.pause()
   holding.write(helloRequests(5000))
@@ -198,7 +243,7 @@ t.test('closing with pipelined requests waiting answers every one, and only the 
 })
 
 t.test('a connection whose client reads none of its answers for stalledConnectionMs is closed, and its place goes to another', async (t) => {
-  const { guard, port } = await guardedApp(t, { maxWaitingConnections: 1, stalledConnectionMs: 300 })
+  const { guard, port } = await guardedApp(t, { maxWaitingRequests: 1, stalledConnectionMs: 300 })
   const stalled = await openSocket(t, port)
   stalled.on('error', () => undefined)
   stalled.pause()

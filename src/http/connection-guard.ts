@@ -27,8 +27,10 @@ const sweepIntervalMs = 100
 //   past that the guard stops reading it (socket.pause()), and its requests wait in order until
 //   answers are written and the socket drains. A client that pipelines thousands gets every
 //   answer, in order, at the pace it reads them; one that never reads holds at most one read's
-//   requests. A connection whose request would wait while maxWaitingConnections others have
-//   requests waiting is closed at that request (RFC 9112 §9.3.2 lets its client retry).
+//   requests. The requests waiting, over every connection, are bounded: a connection whose
+//   request would begin to wait while maxWaitingRequests already do is closed at that request
+//   (RFC 9112 §9.3.2 lets its client retry), so that many clients pipelining a little are all
+//   served, and clients that never read hold a few reads' worth between them.
 // - Fairness. A request pipelined behind another, or read in a burst, is worked through a few
 //   milliseconds a turn of the event loop, and one request a turn while new connections arrive
 //   (src/http/fair-request-queue.ts): neither a burst nor a client that pipelines keeps other
@@ -41,7 +43,6 @@ export class ConnectionGuard {
   readonly #log: () => FastifyBaseLogger
   readonly #connections = new Map<Socket, GuardedConnection>()
   #waitingRequests = 0
-  #waitingConnections = 0
   #requestsAnswered = 0
   // Requests handed to the app and not yet answered, over every open connection: a connection
   // that closes takes its own with it (Node emits no 'close' for a response still queued behind
@@ -117,7 +118,6 @@ export class ConnectionGuard {
       this.#connections.delete(socket)
       this.#requestsInFlight -= connection.inFlight
       this.#waitingRequests -= connection.waiting.length
-      if (connection.readingPaused) this.#waitingConnections -= 1
       connection.waiting.length = 0
     })
     socket.on('drain', () => {
@@ -130,14 +130,15 @@ export class ConnectionGuard {
     socket.on('resume', () => { if (connection.readingPaused) socket.pause() })
   }
 
-  // A connection whose request would wait while maxWaitingConnections others have requests
-  // waiting is closed at that request (src/http/parser-cut.ts).
+  // A connection whose request would begin to wait while maxWaitingRequests already do is closed
+  // at that request (src/http/parser-cut.ts). Judged only as a connection begins to wait: one
+  // admitted is never cut in the middle of its read, so the bound is exceeded by one read at most.
   #limitWaiting (connection: GuardedConnection): void {
     cutParserWhen(connection.socket, () => {
       const startsWaiting = !connection.readingPaused && !this.#mayHandOn(connection)
-      if (!startsWaiting || this.#waitingConnections < this.#limits.maxWaitingConnections) return false
-      this.#log().warn({ remoteAddress: connection.socket.remoteAddress, limit: this.#limits.maxWaitingConnections },
-        'connection closed: its pipelined requests would wait beyond the connections the service holds them for')
+      if (!startsWaiting || this.#waitingRequests < this.#limits.maxWaitingRequests) return false
+      this.#log().warn({ remoteAddress: connection.socket.remoteAddress, waitingRequests: this.#waitingRequests, limit: this.#limits.maxWaitingRequests },
+        'connection closed: its pipelined requests would wait beyond the requests the service holds waiting')
       this.#leaveOutStackTraces(connection)
       return true
     })
@@ -167,7 +168,6 @@ export class ConnectionGuard {
     if (!connection.readingPaused) {
       connection.readingPaused = true
       connection.progressAt = performance.now()
-      this.#waitingConnections += 1
       connection.socket.pause()
       // Should it close with a read's requests waiting, Node aborts each with an error.
       this.#leaveOutStackTraces(connection)
@@ -210,7 +210,6 @@ export class ConnectionGuard {
     }
     if (connection.waiting.length === 0 && connection.readingPaused) {
       connection.readingPaused = false
-      this.#waitingConnections -= 1
       connection.socket.resume()
     }
   }

@@ -5,9 +5,10 @@ export interface ConnectionLimits {
   // The most requests of one connection handed to the app at once. Past it, the service reads
   // nothing more from the connection until answers have been written.
   readonly maxUnansweredRequests: number
-  // The most connections whose reading is stopped, with requests read and waiting for those
-  // before them to be answered: each holds at most one read's (64 KiB of) requests.
-  readonly maxWaitingConnections: number
+  // The most requests read and waiting for those before them to be answered, over every
+  // connection, past which no further connection may begin to wait: each holds at most one
+  // read's (64 KiB of) requests, so the total may pass this by one read.
+  readonly maxWaitingRequests: number
   // How long a connection with requests waiting may go without its client reading an answer
   // before it is closed.
   readonly stalledConnectionMs: number

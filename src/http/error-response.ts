@@ -17,9 +17,12 @@ export async function sendError (error: unknown, request: FastifyRequest, reply:
   // is closed, so the rest of the body is neither read nor answered a second time. Judged once
   // the read being parsed is through: a request handled as its headers are parsed has the rest
   // of its message, when that read brought it, parsed after (and closing its connection would
-  // drop the requests pipelined behind it for nothing).
+  // drop the requests pipelined behind it for nothing). Fastify says `Connection: close` on every
+  // body it could not parse, read or not: a request received in full keeps its connection, as
+  // Node would have said (removing the header would stop Node from saying anything).
   if (!request.raw.complete) await new Promise((resolve) => setImmediate(resolve))
   if (!request.raw.complete) reply.header('connection', 'close')
+  else if (reply.hasHeader('connection')) reply.header('connection', reply.raw.shouldKeepAlive ? 'keep-alive' : 'close')
   // A 503 is declared and passes (the store is down for a moment): its code says all, where a
   // stack trace per refused request would flood the log during an outage.
   recordFailure(reply, apiError, apiError.statusCode >= 500 && apiError.statusCode !== 503 ? error : undefined)
