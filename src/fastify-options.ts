@@ -16,11 +16,12 @@ const clientRequestId = /^[A-Za-z0-9._:-]{1,128}$/
 // After SIGTERM, how long a keep-alive connection stays open while idle: a request its client sent
 // just before the signal still arrives and is answered.
 const shutdownIdleGraceMs = 1000
-// Pipelined requests read and waiting for those before them, over every connection, at about
-// 2 KiB each (Node's request and response objects): 8 MiB, and at most one read more (some
-// 1,400 small requests). Only a client that sends more than MAX_UNANSWERED_REQUESTS at once makes
-// its requests wait, fifty creates in one write 34 of them, so hundreds of such clients are served
-// at once; one that never reads is served until its socket's buffers fill and holds a read's worth
+// Pipelined requests read and waiting for those before them, over every connection, past which no
+// further connection may begin to wait: at about 2 KiB a small request (Node's request and
+// response objects; more with large headers) some 8 MiB, passed by one read at most (some 1,400
+// small requests). Only a client that sends more than MAX_UNANSWERED_REQUESTS at once makes its
+// requests wait, fifty creates in one write 34 of them, so about 120 such clients are served at
+// once; one that never reads is served until its socket's buffers fill and holds a read's worth
 // (docs/reliability.md), so that a few of those fill the bound and the next is closed.
 const maxWaitingRequests = 4096
 

@@ -182,6 +182,21 @@ t.test('a client that stops reading is read no further than one read past its li
   t.equal(guard.waitingRequests, 0)
 })
 
+t.test('sixteen connections with requests waiting at once, well within the requests allowed to wait, are all served', async (t) => {
+  const { guard, port } = await guardedApp(t, { maxWaitingRequests: 1000 })
+  const sockets = await Promise.all(Array.from({ length: 16 }, async () => openSocket(t, port)))
+  const slowRequests = Array.from({ length: 50 }, (_, index) =>
+    `GET /slow HTTP/1.1\r\nHost: a\r\n${index === 49 ? 'Connection: close\r\n' : ''}\r\n`).join('')
+  const answers = sockets.map(async (socket) => readAll(socket))
+  let mostWaiting = 0
+  const watch = setInterval(() => { mostWaiting = Math.max(mostWaiting, guard.waitingRequests) }, 1)
+  for (const socket of sockets) socket.write(slowRequests)
+  const responses = (await Promise.all(answers)).map(parseResponses)
+  clearInterval(watch)
+  t.ok(mostWaiting > 4 * 34, `more connections waited at once than the four allowed before (${mostWaiting} requests waiting)`)
+  t.same(responses.map((answered) => answered.length), Array(16).fill(50), 'every connection got all fifty answers')
+})
+
 t.test('a connection whose requests would begin to wait beyond the requests allowed to wait is closed at once; the others are served', async (t) => {
   const { guard, app, port } = await guardedApp(t, { maxWaitingRequests: 1 })
   const holding = await openSocket(t, port)

@@ -18,11 +18,12 @@ export async function sendError (error: unknown, request: FastifyRequest, reply:
   // the read being parsed is through: a request handled as its headers are parsed has the rest
   // of its message, when that read brought it, parsed after (and closing its connection would
   // drop the requests pipelined behind it for nothing). Fastify says `Connection: close` on every
-  // body it could not parse, read or not: a request received in full keeps its connection, as
-  // Node would have said (removing the header would stop Node from saying anything).
+  // body it could not parse, read or not: a request received in full keeps its connection
+  // (`keep-alive` said here, as removing the header would stop Node from saying anything), unless
+  // Node would close it anyway, or its client asked to send the body only once told to continue.
   if (!request.raw.complete) await new Promise((resolve) => setImmediate(resolve))
   if (!request.raw.complete) reply.header('connection', 'close')
-  else if (reply.hasHeader('connection')) reply.header('connection', reply.raw.shouldKeepAlive ? 'keep-alive' : 'close')
+  else if (reply.hasHeader('connection') && reply.raw.shouldKeepAlive && request.headers.expect === undefined) reply.header('connection', 'keep-alive')
   // A 503 is declared and passes (the store is down for a moment): its code says all, where a
   // stack trace per refused request would flood the log during an outage.
   recordFailure(reply, apiError, apiError.statusCode >= 500 && apiError.statusCode !== 503 ? error : undefined)

@@ -26,7 +26,7 @@ export interface GuardedConnection {
 }
 
 // A connection the guard stopped reading, whose client has read none of its answers for
-// stalledMs, is closed: else four such clients would hold every place for waiting requests for
+// stalledMs, is closed: else a few such clients would hold the bound on waiting requests for
 // ever (Node's own timeouts end with a request's arrival).
 export function closeStalledConnections (connections: Iterable<GuardedConnection>, stalledMs: number, log: FastifyBaseLogger): void {
   const stalledBefore = performance.now() - stalledMs
