@@ -63,14 +63,16 @@ export async function storeBacklog (filename: string, url: string): Promise<numb
   })
 }
 
-// Waits (up to `limitSeconds`) until the receiver has had `count` messages since its last reset.
-export async function awaitReceived (receiver: ServerProcess, count: number, limitSeconds: number): Promise<void> {
+// Waits (up to `limitSeconds`) until the receiver has had `count` messages since its last reset;
+// resolves with its last account.
+export async function awaitReceived (receiver: ServerProcess, count: number, limitSeconds: number): Promise<ReceiverStats> {
   const started = performance.now()
-  let received = (await receiverStats(receiver)).received
-  while (received < count && performance.now() - started < limitSeconds * 1000) {
+  let stats = await receiverStats(receiver)
+  while (stats.received < count && performance.now() - started < limitSeconds * 1000) {
     await sleep(50)
-    received = (await receiverStats(receiver)).received
+    stats = await receiverStats(receiver)
   }
+  return stats
 }
 
 // Creates at a steady `rate` for `seconds`, then the receiver's account of their delays from
@@ -139,8 +141,7 @@ export async function awaitCatchUp (
 ): Promise<CatchUp> {
   const started = performance.now()
   const cpuBefore = service.cpuSeconds()
-  await awaitReceived(receiver, created, limitSeconds)
-  const { received: delivered, plants } = await receiverStats(receiver)
+  const { received: delivered, plants } = await awaitReceived(receiver, created, limitSeconds)
   const catchUp = { delivered, plants, seconds: (performance.now() - started) / 1000, cpuSeconds: service.cpuSeconds() - cpuBefore }
   await fetch(`${receiver.baseUrl}/reset`, { method: 'POST' })
   return catchUp
