@@ -1,46 +1,79 @@
 import { BlockList, isIP } from 'node:net'
 
-// The address ranges a webhook may never be sent to, each named for the message that refuses
-// it (IANA's special-purpose registries, RFC 6890 and its updates). An IPv6 address that embeds
-// an IPv4 one (mapped, NAT64, 6to4) is judged by the IPv4 address it reaches.
-const ranges: ReadonlyArray<readonly [string, ReadonlyArray<readonly [string, number, 'ipv4' | 'ipv6']>]> = [
-  ['a loopback address', [['127.0.0.0', 8, 'ipv4'], ['::1', 128, 'ipv6']]],
-  ['a private address', [['10.0.0.0', 8, 'ipv4'], ['172.16.0.0', 12, 'ipv4'], ['192.168.0.0', 16, 'ipv4']]],
-  ['a link-local address', [['169.254.0.0', 16, 'ipv4'], ['fe80::', 10, 'ipv6']]],
-  ['a shared (CGNAT) address', [['100.64.0.0', 10, 'ipv4']]],
-  ['a multicast address', [['224.0.0.0', 4, 'ipv4'], ['ff00::', 8, 'ipv6']]],
-  ['a unique-local address', [['fc00::', 7, 'ipv6'], ['fec0::', 10, 'ipv6']]],
-  ['not a public address', [
-    ['0.0.0.0', 8, 'ipv4'], ['192.0.0.0', 24, 'ipv4'], ['192.0.2.0', 24, 'ipv4'], ['192.88.99.0', 24, 'ipv4'],
-    ['198.18.0.0', 15, 'ipv4'], ['198.51.100.0', 24, 'ipv4'], ['203.0.113.0', 24, 'ipv4'], ['240.0.0.0', 4, 'ipv4'],
-    ['::', 128, 'ipv6'], ['100::', 64, 'ipv6'], ['2001::', 23, 'ipv6'], ['2001:db8::', 32, 'ipv6'],
+// Whether a webhook may be sent to an address, from IANA's special-purpose address registries
+// (RFC 6890 and its updates). IPv4 is refused by range, each range named for the message that
+// refuses it. IPv6 is allowed only inside global unicast (2000::/3), less its special ranges:
+// anything else (the unspecified and IPv4-compatible ::/96, local-use NAT64, discard-only,
+// whatever IANA has not yet assigned) is refused, so that a range this list does not name is
+// refused rather than reached.
+type Subnet = readonly [network: string, prefix: number]
+
+const loopback = 'a loopback address'
+const notPublic = 'not a public address'
+
+const ipv4Ranges: ReadonlyArray<readonly [string, readonly Subnet[]]> = [
+  [loopback, [['127.0.0.0', 8]]],
+  ['a private address', [['10.0.0.0', 8], ['172.16.0.0', 12], ['192.168.0.0', 16]]],
+  ['a link-local address', [['169.254.0.0', 16]]],
+  ['a shared (CGNAT) address', [['100.64.0.0', 10]]],
+  ['a multicast address', [['224.0.0.0', 4]]],
+  [notPublic, [
+    ['0.0.0.0', 8], ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24],
+    ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24], ['240.0.0.0', 4],
   ]],
 ]
 
-const blockLists = ranges.map(([name, subnets]) => {
-  const list = new BlockList()
-  for (const [network, prefix, family] of subnets) list.addSubnet(network, prefix, family)
-  return [name, list] as const
-})
+// Outside global unicast: named where the name helps whoever reads the refusal.
+const ipv6NamedRanges: ReadonlyArray<readonly [string, readonly Subnet[]]> = [
+  [loopback, [['::1', 128]]],
+  ['a link-local address', [['fe80::', 10]]],
+  ['a multicast address', [['ff00::', 8]]],
+  ['a unique-local address', [['fc00::', 7], ['fec0::', 10]]],
+]
 
-// The IPv4 address an IPv6 one stands for, when it embeds one.
-function embeddedIpv4 (address: string): string | undefined {
-  const lower = address.toLowerCase()
-  const dotted = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower)
-  if (dotted !== null) return dotted[1]
-  const groups = expandIpv6(lower)
+const globalUnicast = blockListOf([['2000::', 3]], 'ipv6')
+// Inside global unicast, but not public: IETF protocol assignments (Teredo among them, which
+// hides an IPv4 address), and the two documentation ranges (RFC 3849, RFC 9637).
+const notPublicInGlobalUnicast = blockListOf([['2001::', 23], ['2001:db8::', 32], ['3fff::', 20]], 'ipv6')
+
+const ipv4Lists = ipv4Ranges.map(([name, subnets]) => [name, blockListOf(subnets, 'ipv4')] as const)
+const ipv6Lists = ipv6NamedRanges.map(([name, subnets]) => [name, blockListOf(subnets, 'ipv6')] as const)
+
+function blockListOf (subnets: readonly Subnet[], family: 'ipv4' | 'ipv6'): BlockList {
+  const list = new BlockList()
+  for (const [network, prefix] of subnets) list.addSubnet(network, prefix, family)
+  return list
+}
+
+// An IPv6 address that stands for an IPv4 one. Mapped (::ffff:a.b.c.d): a socket on this machine
+// connects to the IPv4 address itself. NAT64 (64:ff9b::/96) and 6to4 (2002::/16): a translator or
+// relay elsewhere reaches it, so such an address is public when its IPv4 address is, and is never
+// this machine's loopback, whatever it embeds.
+interface Embedded {
+  readonly ipv4: string
+  readonly reachedHere: boolean
+}
+
+function embeddedIpv4 (address: string): Embedded | undefined {
+  const groups = ipv6Groups(address)
   if (groups === undefined) return undefined
   const fromGroups = (high: number, low: number): string => [high >> 8, high & 255, low >> 8, low & 255].join('.')
-  const isMapped = groups.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff
-  const isNat64 = groups[0] === 0x64 && groups[1] === 0xff9b && groups.slice(2, 6).every((group) => group === 0)
-  if (isMapped || isNat64) return fromGroups(groups[6]!, groups[7]!)
-  if (groups[0] === 0x2002) return fromGroups(groups[1]!, groups[2]!)
+  const zeros = (from: number, to: number): boolean => groups.slice(from, to).every((group) => group === 0)
+  if (zeros(0, 5) && groups[5] === 0xffff) return { ipv4: fromGroups(groups[6]!, groups[7]!), reachedHere: true }
+  if (groups[0] === 0x64 && groups[1] === 0xff9b && zeros(2, 6)) return { ipv4: fromGroups(groups[6]!, groups[7]!), reachedHere: false }
+  if (groups[0] === 0x2002) return { ipv4: fromGroups(groups[1]!, groups[2]!), reachedHere: false }
   return undefined
 }
 
-function expandIpv6 (address: string): number[] | undefined {
-  if (address.includes('.')) return undefined
-  const [head = '', tail] = address.split('::')
+// The eight groups of an IPv6 address that isIP accepts (one ending in dotted IPv4 included).
+function ipv6Groups (address: string): number[] | undefined {
+  let text = address.toLowerCase()
+  const dotted = /^(.*:)(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text)
+  if (dotted !== null) {
+    const [a, b, c, d] = dotted.slice(2).map(Number) as [number, number, number, number]
+    text = `${dotted[1]!}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`
+  }
+  const [head = '', tail] = text.split('::')
   const headGroups = head === '' ? [] : head.split(':')
   const tailGroups = tail === undefined || tail === '' ? [] : tail.split(':')
   const missing = 8 - headGroups.length - tailGroups.length
@@ -52,12 +85,20 @@ function expandIpv6 (address: string): number[] | undefined {
 export function nonPublicKind (address: string): string | undefined {
   const family = isIP(address)
   if (family === 0) return 'not an IP address'
-  const embedded = family === 6 ? embeddedIpv4(address) : undefined
-  if (embedded !== undefined) return nonPublicKind(embedded)
-  const type = family === 4 ? 'ipv4' : 'ipv6'
-  return blockLists.find(([, list]) => list.check(address, type))?.[0]
+  if (family === 4) return ipv4Lists.find(([, list]) => list.check(address, 'ipv4'))?.[0]
+  const embedded = embeddedIpv4(address)
+  if (embedded !== undefined) {
+    const kind = nonPublicKind(embedded.ipv4)
+    if (kind === undefined || embedded.reachedHere) return kind
+    return `${notPublic} (it stands for ${embedded.ipv4}, which is ${kind})`
+  }
+  const named = ipv6Lists.find(([, list]) => list.check(address, 'ipv6'))?.[0]
+  if (named !== undefined) return named
+  if (!globalUnicast.check(address, 'ipv6') || notPublicInGlobalUnicast.check(address, 'ipv6')) return notPublic
+  return undefined
 }
 
+// This machine's loopback: 127.0.0.0/8, ::1, and 127.0.0.0/8 mapped into IPv6.
 export function isLoopback (address: string): boolean {
-  return nonPublicKind(address) === 'a loopback address'
+  return nonPublicKind(address) === loopback
 }
