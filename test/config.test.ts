@@ -114,9 +114,13 @@ t.test('settings are read from their variables and converted to their types', as
 })
 
 t.test('a retry schedule is comma-separated seconds', async (t) => {
-  for (const schedule of ['5,', ',5', '5;10', '-1', 'soon']) {
+  for (const schedule of ['5,', ',5', '5;10', '-1', 'soon', '0,2592000.5', '99999999999999999999']) {
     t.throws(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: schedule }), ConfigError, JSON.stringify(schedule))
   }
+  t.throws(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: '0,99999999999999999999' }), {
+    message: /WEBHOOK_RETRY_SCHEDULE="0,99999999999999999999" is not valid: each wait must be at most 2592000 seconds \(30 days\), not 99999999999999999999/,
+  })
+  t.equal(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '0,2592000' }).WEBHOOK_RETRY_SCHEDULE, '0,2592000', 'thirty days is the longest wait')
   t.throws(() => loadConfig({ WEBHOOK_TIMEOUT: '0' }), ConfigError, 'a timeout above 0')
 })
 

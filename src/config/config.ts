@@ -2,6 +2,7 @@ import type { Static, TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { jwtConfigProblems } from './jwt-checks.js'
 import { ConfigSchema } from './settings.js'
+import { webhookConfigProblems } from './webhook-checks.js'
 
 export { asymmetricJwtAlgorithms, ConfigSchema } from './settings.js'
 
@@ -24,7 +25,7 @@ export function loadConfig (environment: Readonly<Record<string, string | undefi
   }
   const candidate = Value.Default(ConfigSchema, settings)
   if (Value.Check(ConfigSchema, candidate)) {
-    const problems = jwtConfigProblems(candidate)
+    const problems = [...jwtConfigProblems(candidate), ...webhookConfigProblems(candidate)]
     if (problems.length > 0) throw new ConfigError(problems)
     return candidate
   }

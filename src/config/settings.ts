@@ -143,7 +143,7 @@ export const ConfigSchema = Type.Object({
   WEBHOOK_RETRY_SCHEDULE: Type.String({
     pattern: '^\\d+(\\.\\d+)?(,\\d+(\\.\\d+)?)*$',
     default: '0,5,300,1800,7200,18000,36000,50400,72000,86400',
-    description: 'the waits, in seconds, before each attempt to deliver a webhook message, comma-separated: the first before the first attempt, each other after the attempt before it failed (Standard Webhooks\' schedule by default; shorter ones are for tests)',
+    description: 'the waits, in seconds (each at most 2592000, 30 days), before each attempt to deliver a webhook message, comma-separated: the first before the first attempt, each other after the attempt before it failed (Standard Webhooks\' schedule by default; shorter ones are for tests)',
   }),
   WEBHOOK_ALLOW_LOOPBACK: Type.Union([Type.Literal('false'), Type.Literal('true'), Type.Literal('only')], {
     default: 'false',
