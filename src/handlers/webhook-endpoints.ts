@@ -37,16 +37,20 @@ export function createWebhookEndpointHandler (webhooks: Webhooks): OperationHand
   }
 }
 
+// An endpoint's id is a UUID, stored as its lower-case form: its hex digits are read whatever
+// their case (RFC 9562), on SQLite's text as on PostgreSQL's uuid.
+const endpointIdOf = (id: string): string => id.toLowerCase()
+
 export function deleteWebhookEndpointHandler (webhooks: Webhooks): OperationHandler<operations['deleteWebhookEndpoint']> {
   return async function deleteWebhookEndpoint ({ params: { id } }, reply) {
-    if (!await webhooks.delete(id)) return new NotFoundError(`no webhook endpoint has id ${id}`)
+    if (!await webhooks.delete(endpointIdOf(id))) return new NotFoundError(`no webhook endpoint has id ${id}`)
     return noContent(reply)
   }
 }
 
 export function rotateWebhookEndpointSecretHandler (webhooks: Webhooks): OperationHandler<operations['rotateWebhookEndpointSecret']> {
   return async function rotateWebhookEndpointSecret ({ params: { id } }) {
-    const rotated = await webhooks.rotateSecret(id)
+    const rotated = await webhooks.rotateSecret(endpointIdOf(id))
     if (rotated === undefined) return new NotFoundError(`no webhook endpoint has id ${id}`)
     return { secret: rotated.secret, previousSecretExpiresAt: new Date(rotated.previousSecretExpiresAt).toISOString() }
   }
