@@ -4,6 +4,7 @@ import type {
 import type { Credentials } from './auth/credentials.js'
 import { type OperationAuthenticator, operationAuthenticator } from './auth/operation-authenticator.js'
 import { SchemaViolationError } from './errors/api-errors.js'
+import { ignoreBody } from './http/ignored-body.js'
 import type { Observability } from './observability/observability.js'
 import { type RateLimits, unlimitedOperations } from './rate-limit/rate-limits.js'
 import { describeOperation, listOperations, type OpenApiDocument, type OperationEntry, securityOf } from './spec/openapi-document.js'
@@ -21,7 +22,8 @@ import { compileRequestDecoder } from './spec/request-decoder.js'
 //     is a 404 or 405 (src/plugins/unrouted-requests.ts).
 //  5. The operation's steps, before its body is read: `stepsOf` below.
 //  6. `100 Continue` once they pass; the body read as strict JSON, or a 413 or 415
-//     (src/plugins/json-body.ts, src/http/read-json-body.ts).
+//     (src/plugins/json-body.ts, src/http/read-json-body.ts). An operation that declares no body
+//     reads none, whatever is sent (src/http/ignored-body.ts).
 //  7. A body the spec requires must be there (`requireBody`); the body and parameters validated
 //     against the spec (src/spec/request-validator.ts, exact int64, storable text).
 //  8. int64 parameters and body fields decoded to bigints (src/spec/request-decoder.ts), then the
@@ -118,6 +120,7 @@ export function createRequestPath ({ document, handlers, credentials, limits, ob
   return (entry) => {
     const operationId = entry.operation.operationId ?? ''
     const onRequest = stepsOf(entry, operationId)
+    if (entry.operation.requestBody === undefined && !bodylessMethods.has(entry.method)) onRequest.push(ignoreBody)
     const handle = handlers[operationId] as RouteHandlerMethod
     const decode = compileRequestDecoder(document, entry)
     return {
@@ -140,6 +143,9 @@ export function createRequestPath ({ document, handlers, credentials, limits, ob
 function requireBody (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
   done(request.body === undefined ? new SchemaViolationError('the request body is required') : undefined)
 }
+
+// Fastify reads no body for these methods; for the others, it parses any a request sends.
+const bodylessMethods = new Set(['get', 'head'])
 
 // Every response has a status the spec declares: an operation whose path could answer a status
 // it does not declare stops start-up, saying which.

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ApiError } from '../errors/api-errors.js'
 import { commonResponseHeaders } from './common-headers.js'
+import { bodyIgnored } from './ignored-body.js'
 import { toApiError } from './to-api-error.js'
 import { recordFailure } from './request-log.js'
 
@@ -21,8 +22,9 @@ export async function sendError (error: unknown, request: FastifyRequest, reply:
   // body it could not parse, read or not: a request received in full keeps its connection
   // (`keep-alive` said here, as removing the header would stop Node from saying anything), unless
   // Node would close it anyway, or its client asked to send the body only once told to continue.
-  if (!request.raw.complete) await new Promise((resolve) => setImmediate(resolve))
-  if (!request.raw.complete) reply.header('connection', 'close')
+  // A body its operation ignores is discarded by Node once answered, like a GET's: nothing to close for.
+  if (!request.raw.complete && !bodyIgnored(request)) await new Promise((resolve) => setImmediate(resolve))
+  if (!request.raw.complete && !bodyIgnored(request)) reply.header('connection', 'close')
   else if (reply.hasHeader('connection') && reply.raw.shouldKeepAlive && request.headers.expect === undefined) reply.header('connection', 'keep-alive')
   // A 503 is declared and passes (the store is down for a moment): its code says all, where a
   // stack trace per refused request would flood the log during an outage.
