@@ -18,8 +18,9 @@ import { compileRequestDecoder } from './spec/request-decoder.js'
 //     src/http/client-error-response.ts, counted as "unparsed" by the metrics).
 //  2. Routing, and its request id (the caller's X-Request-Id when sane).
 //  3. The request span, named after the operation (src/observability/tracing.ts; traces on).
-//  4. The Host header is required (src/plugins/http-protocol.ts); a request no operation matches
-//     is a 404 or 405 (src/plugins/unrouted-requests.ts).
+//  4. The Host header is required, and it, Authorization and Content-Type come once at most
+//     (src/plugins/http-protocol.ts); a request no operation matches is a 404 or 405
+//     (src/plugins/unrouted-requests.ts).
 //  5. The operation's steps, before its body is read: `stepsOf` below.
 //  6. `100 Continue` once they pass; the body read as strict JSON, or a 413 or 415
 //     (src/plugins/json-body.ts, src/http/read-json-body.ts). An operation that declares no body

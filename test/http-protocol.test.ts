@@ -51,6 +51,31 @@ t.test('an HTTP/1.1 request without Host is a 400 with the Error body', async (t
   }
 })
 
+t.test('a Host sent twice or that is not a host, and a second Authorization or Content-Type, are each a 400 40007, and nothing is stored', async (t) => {
+  const { open, databaseFile } = await startListening(t)
+  const authorization = createHeaders().Authorization!
+  const cases: Array<[string, string, RegExp]> = [
+    ['GET /healthz', 'Host: a\r\nHost: b', /the Host header must be sent once/],
+    ['GET /healthz', 'Host: a b', /the Host header "a b" is not a host/],
+    ['GET /healthz', 'Host: a/b@c', /is not a host/],
+    ['POST /plants', `Host: a\r\nAuthorization: ${authorization}\r\nauthorization: Bearer not-this-one\r\nContent-Type: application/json`, /the Authorization header must be sent once/],
+    ['POST /plants', `Host: a\r\nAuthorization: ${authorization}\r\nContent-Type: application/json\r\nCONTENT-TYPE: text/plain`, /the Content-Type header must be sent once/],
+  ]
+  for (const [line, headers, message] of cases) {
+    const client = open()
+    client.write(`${line} HTTP/1.1\r\n${headers}\r\nContent-Length: ${plant.length}\r\nConnection: close\r\n\r\n${line.startsWith('POST') ? plant : ''}`)
+    const [response] = await client.received()
+    t.equal(response?.statusCode, 400, `${JSON.stringify(headers)}: 400`)
+    if (response !== undefined) t.match(checkAgainstSpec(t, line.split(' ')[0]!, line.split(' ')[1]!, response), { error: 40007, message })
+  }
+  t.same(readStoredIds(databaseFile), [], 'no create went through')
+  for (const host of ['plants.test', 'plants.test:8080', '127.0.0.1:3000', '[::1]:3000', '']) {
+    const client = open()
+    client.write(`GET /healthz HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`)
+    t.equal((await client.received())[0]?.statusCode, 200, `Host: ${JSON.stringify(host)} is a host`)
+  }
+})
+
 t.test('a malformed request pipelined after a create is answered after the create, not instead of it', async (t) => {
   const { open, databaseFile } = await startListening(t)
   const client = open()

@@ -22,7 +22,7 @@ async function httpProtocol (app: FastifyInstance, { requestTimeout }: HttpProto
   app.addHook('onRequest', (request, _reply, done) => {
     done(request.raw.httpVersion === '1.1' && request.headers.host === undefined
       ? new MalformedRequestError('the Host header is required')
-      : undefined)
+      : headerProblem(request.raw.rawHeaders))
   })
 
   // Only a body that will be read is invited: a refused media type or a declared length over
@@ -42,6 +42,33 @@ async function httpProtocol (app: FastifyInstance, { requestTimeout }: HttpProto
   app.addHook('preClose', async () => {
     setTimeout(() => app.server.closeAllConnections(), requestTimeout).unref()
   })
+}
+
+// Fields a request may send once (RFC 9110): Node keeps the first of several and drops the rest
+// unseen, so a second Authorization or Content-Type would be ignored rather than refused, and
+// RFC 9112 section 3.2 requires a 400 for more than one Host, or one that is not a host.
+const singleFields = new Map([['host', 'Host'], ['authorization', 'Authorization'], ['content-type', 'Content-Type']])
+// uri-host [ ":" port ] (RFC 3986): an IP literal in brackets or a reg-name, then digits; empty
+// is allowed, for a target with no authority.
+const validHost = /^(?:\[[0-9A-Za-z:._~!$&'()*+,;=-]+\]|[0-9A-Za-z._~!$&'()*+,;=%-]*)(?::\d*)?$/
+
+// Why the request's header lines make it malformed, or undefined. One pass over the raw lines,
+// lower-casing only names as long as a field that must come once.
+function headerProblem (rawHeaders: readonly string[]): MalformedRequestError | undefined {
+  let seen: string[] | undefined
+  for (let index = 0; index < rawHeaders.length; index += 2) {
+    const name = rawHeaders[index]!
+    if (name.length !== 4 && name.length !== 13 && name.length !== 12) continue
+    const field = singleFields.get(name.toLowerCase())
+    if (field === undefined) continue
+    if (seen?.includes(field) === true) return new MalformedRequestError(`the ${field} header must be sent once, not more`)
+    seen ??= []
+    seen.push(field)
+    if (field === 'Host' && !validHost.test(rawHeaders[index + 1]!)) {
+      return new MalformedRequestError(`the Host header ${JSON.stringify(rawHeaders[index + 1])} is not a host`)
+    }
+  }
+  return undefined
 }
 
 export default fp(httpProtocol, { name: 'http-protocol', fastify: '5.x' })
