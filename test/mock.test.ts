@@ -97,6 +97,13 @@ t.test('MOCK_PORT and --port choose the port; the mock answers every request as 
     'a page of the list, with its next page\'s Link')
   const deleted = await fetch(`${baseUrl}/plants/10`, { method: 'DELETE', headers: withToken, signal: AbortSignal.timeout(answerTimeoutMs) })
   t.same([deleted.status, await deleted.text()], [204, ''], 'a delete: 204, no body')
+  // An operation that declares no body reads none, as the service: a stray one, over the body
+  // limit and of a media type no operation reads, is discarded.
+  const strayBody = { 'content-type': 'text/plain', 'content-encoding': 'gzip' }
+  const deletedWithBody = await fetch(`${baseUrl}/plants/10`, {
+    method: 'DELETE', headers: { ...withToken, ...strayBody }, body: 'x'.repeat(20_000), signal: AbortSignal.timeout(answerTimeoutMs),
+  })
+  t.same([deletedWithBody.status, await deletedWithBody.text()], [204, ''], 'a delete with a stray body: 204, as without')
 
   const service = await startServer(t, { DATABASE_URL: `sqlite:${join(testFolder(t), 'plants.db')}`, API_TOKENS: token })
   for (const [what, bodyText] of Object.entries(refusedBodies)) {

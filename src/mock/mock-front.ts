@@ -20,13 +20,20 @@ const bodyLimit = 16384
 // the spec's examples and statuses.
 export async function startMockFront ({ host, port, prismUrl, checkBody }: MockFrontOptions): Promise<Server> {
   const server = createServer((request, response) => {
+    const method = request.method ?? 'GET'
+    const { pathname } = new URL(request.url ?? '/', 'http://mock')
+    // A body its operation does not read is discarded, of any size, and Prism is sent none.
+    if (!checkBody.readsBody(method, pathname)) {
+      request.resume()
+      request.once('end', () => { forwardToPrism(prismUrl, request, undefined, response) })
+      return
+    }
     void readBody(request).then((body) => {
       if (body === undefined) {
         answerError(response, new ContentTooLargeError(bodyLimit), { connection: 'close' })
         return
       }
-      const { pathname } = new URL(request.url ?? '/', 'http://mock')
-      const refusal = checkBody(request.method ?? 'GET', pathname, request.headers, body)
+      const refusal = checkBody.check(method, pathname, request.headers, body)
       if (refusal === undefined) forwardToPrism(prismUrl, request, body, response)
       else answerError(response, refusal)
     }).catch(() => {
@@ -61,9 +68,14 @@ function answerError (response: ServerResponse, apiError: ApiError, headers: Rec
   response.end(JSON.stringify(errorBody(apiError)))
 }
 
-function forwardToPrism (prismUrl: URL, request: IncomingMessage, body: Buffer, response: ServerResponse): void {
-  const headers = { ...request.headers, 'content-length': String(body.length) }
+// The request as the service reads it: with its body, or, for an operation that reads none, without.
+function forwardToPrism (prismUrl: URL, request: IncomingMessage, body: Buffer | undefined, response: ServerResponse): void {
+  const headers = { ...request.headers, 'content-length': String(body?.length ?? 0) }
   delete headers['transfer-encoding']
+  if (body === undefined) {
+    delete headers['content-type']
+    delete headers['content-encoding']
+  }
   const toPrism = httpRequest(new URL(request.url ?? '/', prismUrl), { method: request.method, headers }, (fromPrism) => {
     response.writeHead(fromPrism.statusCode ?? 502, fromPrism.headers)
     fromPrism.pipe(response)

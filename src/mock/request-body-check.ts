@@ -16,15 +16,22 @@ interface BodyOperation {
   readonly validate: Validate
 }
 
-export type RequestBodyCheck = (method: string, path: string, headers: IncomingHttpHeaders, body: Uint8Array) => ApiError | undefined
+export interface RequestBodyCheck {
+  // Whether the service reads the body of a request: not for an operation that declares none,
+  // whose body it discards unread (src/http/ignored-body.ts).
+  readonly readsBody: (method: string, path: string) => boolean
+  // Why the service would refuse the body it read, as the ApiError it would answer, or undefined.
+  readonly check: (method: string, path: string, headers: IncomingHttpHeaders, body: Uint8Array) => ApiError | undefined
+}
 
-// Why the service would refuse a request's body, as the ApiError it would answer, or undefined
-// when it would read it. Prism cannot serve here: it waits for ever on a body that is not JSON,
+// Which bodies the service reads, and why it would refuse one. Prism cannot serve here: it waits for ever on a body that is not JSON,
 // and answers every invalid body with the first example of the 400 response. So the mock reads
 // each body the spec declares with the service's own reader, validator and messages.
 export function createRequestBodyCheck (document: OpenApiDocument): RequestBodyCheck {
   const marked = markRequestBodyStrings(markInt64Schemas(document))
   const compile = buildRequestValidator({}, exactValidationOptions)
+  const bodiless = listOperations(marked).filter(({ operation }) => operation.requestBody === undefined)
+    .map(({ path, method }) => ({ method, pattern: pathTemplatePattern(path) }))
   const operations: BodyOperation[] = listOperations(marked).flatMap(({ path, method, operation }) => {
     const schema = operation.requestBody?.content?.['application/json']?.schema
     if (schema === undefined) return []
@@ -32,7 +39,9 @@ export function createRequestBodyCheck (document: OpenApiDocument): RequestBodyC
     return [{ method, pattern: pathTemplatePattern(path), validate }]
   })
 
-  return (method, path, headers, body) => {
+  const readsBody = (method: string, path: string): boolean =>
+    !bodiless.some((candidate) => candidate.method === method.toLowerCase() && candidate.pattern.test(path))
+  const check = (method: string, path: string, headers: IncomingHttpHeaders, body: Uint8Array): ApiError | undefined => {
     const operation = operations.find((candidate) => candidate.method === method.toLowerCase() && candidate.pattern.test(path))
     // No body to check, or one the service would not read either: Prism answers those.
     if (operation === undefined || body.length === 0) return undefined
@@ -44,6 +53,7 @@ export function createRequestBodyCheck (document: OpenApiDocument): RequestBodyC
       throw error
     }
   }
+  return { readsBody, check }
 }
 
 // The schema with every local $ref replaced by what it names, as fastify-openapi-glue hands it
