@@ -83,6 +83,20 @@ t.test('endpoints are listed with their state and never their secret; deleted; r
   t.equal(notUuid.statusCode, 400)
 })
 
+testOnEveryBackend(t, 'an endpoint is named by its id in any case, and in the urn:uuid: form format: uuid admits', async (t, database) => {
+  const app = await buildTestApp(t, { DATABASE_URL: database.url, ...webhookTestSettings })
+  const endpoint = await registerEndpoint(t, app, 'http://127.0.0.1:9/hook')
+  for (const id of [endpoint.id.toUpperCase(), `urn:uuid:${endpoint.id}`, `URN:UUID:${endpoint.id.toUpperCase()}`]) {
+    const rotated = await app.send({ method: 'POST', url: `/webhook-endpoints/${id}/rotate-secret`, headers: asManager })
+    t.equal(rotated.statusCode, 200, `rotated as ${id}`)
+  }
+  const unknown = await app.send({ method: 'DELETE', url: '/webhook-endpoints/urn:uuid:3f0b1c52-5d7e-4a8e-9b43-2f6e1a9c7d10', headers: asManager })
+  t.equal(unknown.statusCode, 404, 'an unknown id in the urn:uuid: form: 404')
+  const deleted = await app.send({ method: 'DELETE', url: `/webhook-endpoints/urn:uuid:${endpoint.id}`, headers: asManager })
+  t.equal(deleted.statusCode, 204, 'deleted as urn:uuid:')
+  t.same((await app.send({ method: 'GET', url: '/webhook-endpoints', headers: asManager })).body, [])
+})
+
 t.test('an endpoint\'s URL and events are checked when it is registered', async (t) => {
   const resolved: Record<string, string[]> = {
     'internal.example': ['10.1.2.3'],

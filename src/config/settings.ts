@@ -10,6 +10,12 @@ const jwtAlgorithmsSource = asymmetricJwtAlgorithms.join('|')
 
 // Every setting, described once. The README's configuration table follows this schema, and
 // loadConfig refuses a bad value with the variable's name and what it accepts.
+// The longest wait a webhook retry schedule may hold (WEBHOOK_RETRY_SCHEDULE, and a receiver's
+// Retry-After): 30 days, beyond any schedule a receiver would want. An attempt's time is stored as
+// whole milliseconds in a 64-bit integer; a wait of 10^20 seconds made every create owing a
+// message fail instead of start-up being refused.
+export const longestRetryWaitSeconds = 30 * 24 * 60 * 60
+
 export const ConfigSchema = Type.Object({
   PORT: Type.Integer({
     minimum: 0,
@@ -143,7 +149,7 @@ export const ConfigSchema = Type.Object({
   WEBHOOK_RETRY_SCHEDULE: Type.String({
     pattern: '^\\d+(\\.\\d+)?(,\\d+(\\.\\d+)?)*$',
     default: '0,5,300,1800,7200,18000,36000,50400,72000,86400',
-    description: 'the waits, in seconds (each at most 2592000, 30 days), before each attempt to deliver a webhook message, comma-separated: the first before the first attempt, each other after the attempt before it failed (Standard Webhooks\' schedule by default; shorter ones are for tests)',
+    description: `the waits, in seconds (each at most ${longestRetryWaitSeconds}, 30 days), before each attempt to deliver a webhook message, comma-separated: the first before the first attempt, each other after the attempt before it failed (Standard Webhooks' schedule by default; shorter ones are for tests)`,
   }),
   WEBHOOK_ALLOW_LOOPBACK: Type.Union([Type.Literal('false'), Type.Literal('true'), Type.Literal('only')], {
     default: 'false',

@@ -37,9 +37,10 @@ export function createWebhookEndpointHandler (webhooks: Webhooks): OperationHand
   }
 }
 
-// An endpoint's id is a UUID, stored as its lower-case form: its hex digits are read whatever
-// their case (RFC 9562), on SQLite's text as on PostgreSQL's uuid.
-const endpointIdOf = (id: string): string => id.toLowerCase()
+// An endpoint's id is a UUID, stored in its lower-case form: its hex digits are read whatever
+// their case (RFC 9562), and the `urn:uuid:` form the spec's `format: uuid` admits is the same
+// id, on SQLite's text as on PostgreSQL's uuid (which would refuse the URN with an error).
+const endpointIdOf = (id: string): string => id.toLowerCase().replace(/^urn:uuid:/, '')
 
 export function deleteWebhookEndpointHandler (webhooks: Webhooks): OperationHandler<operations['deleteWebhookEndpoint']> {
   return async function deleteWebhookEndpoint ({ params: { id } }, reply) {

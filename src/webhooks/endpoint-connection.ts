@@ -2,6 +2,7 @@ import { setMaxListeners } from 'node:events'
 import { isIP } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import { type Dispatcher, errors, Pool } from 'undici'
+import { longestRetryWaitSeconds } from '../config/settings.js'
 import { type EndpointUrlPolicy, hostOf, RefusedUrlError } from './endpoint-url-policy.js'
 
 // What one attempt came to. A failure says why in words a person reads in the endpoint's
@@ -148,11 +149,14 @@ function outcomeOf (status: number, retryAfter: string | string[] | undefined): 
   return retryAfterMs === undefined ? { delivered: false, reason: `answered ${status}` } : { delivered: false, reason: `answered ${status}`, retryAfterMs }
 }
 
-// Retry-After is seconds or an HTTP date (RFC 9110 §10.2.3); anything else is ignored.
+// Retry-After is seconds or an HTTP date (RFC 9110 §10.2.3); anything else is ignored. A wait
+// is held to the longest a retry schedule may have: a receiver's 10^20 seconds would make an
+// attempt time no database column holds.
 function retryAfterMsOf (header: string | string[] | undefined): number | undefined {
   const value = Array.isArray(header) ? header[0] : header
   if (value === undefined) return undefined
-  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000
+  const longest = longestRetryWaitSeconds * 1000
+  if (/^\d+$/.test(value.trim())) return Math.min(Number(value.trim()) * 1000, longest)
   const date = Date.parse(value)
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now())
+  return Number.isNaN(date) ? undefined : Math.min(Math.max(0, date - Date.now()), longest)
 }

@@ -128,3 +128,21 @@ test('an answer whose body never stops is cut short and judged by its status', a
   t.same(outcome, { delivered: true })
   t.ok(ms < 5000, `ended after ${ms.toFixed(0)} ms, long before the timeout`)
 })
+
+test('a Retry-After beyond thirty days, in seconds or as a date, is held to thirty days', async (t) => {
+  const answers = [
+    { status: 503, headers: { 'retry-after': '99999999999999999999' } },
+    { status: 429, headers: { 'retry-after': 'Fri, 31 Dec 9999 23:59:59 GMT' } },
+    { status: 503, headers: { 'retry-after': '120' } },
+  ]
+  let next = 0
+  const receiver = await startWebhookReceiver(t, () => answers[next++]!)
+  const connection = new EndpointConnection(new URL('/hook', receiver.url), new EndpointUrlPolicy('only'), 15_000)
+  t.teardown(async () => connection.close())
+  const waits: unknown[] = []
+  for (let index = 0; index < answers.length; index++) {
+    const outcome = await connection.send(attempt)
+    waits.push('retryAfterMs' in outcome ? outcome.retryAfterMs : undefined)
+  }
+  t.same(waits, [30 * 86_400_000, 30 * 86_400_000, 120_000])
+})
