@@ -85,6 +85,8 @@ function ipv6Groups (address: string): number[] | undefined {
 export function nonPublicKind (address: string): string | undefined {
   const family = isIP(address)
   if (family === 0) return 'not an IP address'
+  // A zone (fe80::1%eth0) names an interface of this machine: no URL or name resolves to one.
+  if (address.includes('%')) return notPublic
   if (family === 4) return ipv4Lists.find(([, list]) => list.check(address, 'ipv4'))?.[0]
   const embedded = embeddedIpv4(address)
   if (embedded !== undefined) {

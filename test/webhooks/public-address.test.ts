@@ -25,6 +25,8 @@ test('IPv6 is public only in global unicast, less its special ranges', async (t)
     ['64:ff9b::a00:1', /stands for 10\.0\.0\.1, which is a private address/],
     ['64:ff9b::10.0.0.1', /stands for 10\.0\.0\.1, which is a private address/],
     ['2002:a9fe:a9fe::', /stands for 169\.254\.169\.254, which is a link-local address/],
+    ['fe80::1%eth0', /not a public address/], // a zone names an interface of this machine
+    ['2606:4700::1111%eth0', /not a public address/],
   ]
   for (const [address, kind] of refused) t.match(nonPublicKind(address), kind, `${address} is refused`)
   for (const address of ['2606:4700::1111', '2a00:1450:4001:80b::200e', '64:ff9b::808:808', '2002:808:808::1', '::ffff:93.184.216.34']) {
@@ -34,7 +36,7 @@ test('IPv6 is public only in global unicast, less its special ranges', async (t)
 
 test('only this machine\'s loopback addresses count as loopback, not those reached through a translator or relay', async (t) => {
   for (const address of ['127.0.0.1', '127.255.0.9', '::1', '::ffff:127.0.0.1', '::ffff:7f00:1']) t.ok(isLoopback(address), `${address} is loopback`)
-  for (const address of ['64:ff9b::7f00:1', '64:ff9b::127.0.0.1', '2002:7f00:1::', '::7f00:1', '::ffff:0:7f00:1', '0.0.0.0', '::']) {
+  for (const address of ['64:ff9b::7f00:1', '64:ff9b::127.0.0.1', '2002:7f00:1::', '::7f00:1', '::ffff:0:7f00:1', '0.0.0.0', '::', '::1%lo', '::ffff:7f00:1%lo']) {
     t.notOk(isLoopback(address), `${address} is not loopback`)
   }
 })
@@ -44,7 +46,8 @@ test('with loopback allowed, an address that embeds a loopback one elsewhere is 
   for (const mode of ['true', 'only'] as LoopbackPolicy[]) {
     const policy = new EndpointUrlPolicy(mode, noResolving)
     for (const url of ['http://[64:ff9b::7f00:1]:9/', 'http://[2002:7f00:1::]:9/', 'https://[64:ff9b::127.0.0.1]/', 'http://[::7f00:1]:9/']) {
-      await t.rejects(policy.check(url), `${url} is refused (WEBHOOK_ALLOW_LOOPBACK=${mode})`)
+      const reason = mode === 'only' ? /is not a loopback address, the only ones allowed here/ : /is not a public address/
+      await t.rejects(policy.check(url), { message: reason }, `${url} is refused (WEBHOOK_ALLOW_LOOPBACK=${mode})`)
     }
     for (const url of ['http://127.0.0.1:9/', 'http://[::1]:9/']) t.ok(await policy.check(url), `${url} is allowed (WEBHOOK_ALLOW_LOOPBACK=${mode})`)
   }
