@@ -72,7 +72,7 @@ export function fastifyOptions (
     },
     ajv: exactValidationOptions,
     schemaController: { compilersFactory: { buildValidator: buildRequestValidator } },
-    clientErrorHandler: observability.countedClientErrors(clientErrorAnswer(connectionGuard)),
+    clientErrorHandler: observability.countedClientErrors(clientErrorAnswer(connectionGuard.pendingAnswers)),
     frameworkErrors: (error, request, reply) => {
       void sendError(error, request as FastifyRequest, reply as FastifyReply)
     },

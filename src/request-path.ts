@@ -121,7 +121,7 @@ export function createRequestPath ({ document, handlers, credentials, limits, ob
   return (entry) => {
     const operationId = entry.operation.operationId ?? ''
     const onRequest = stepsOf(entry, operationId)
-    if (entry.operation.requestBody === undefined && !bodylessMethods.has(entry.method)) onRequest.push(ignoreBody)
+    if (entry.operation.requestBody === undefined) onRequest.push(ignoreBody)
     const handle = handlers[operationId] as RouteHandlerMethod
     const decode = compileRequestDecoder(document, entry)
     return {
@@ -144,9 +144,6 @@ export function createRequestPath ({ document, handlers, credentials, limits, ob
 function requireBody (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
   done(request.body === undefined ? new SchemaViolationError('the request body is required') : undefined)
 }
-
-// Fastify reads no body for these methods; for the others, it parses any a request sends.
-const bodylessMethods = new Set(['get', 'head'])
 
 // Every response has a status the spec declares: an operation whose path could answer a status
 // it does not declare stops start-up, saying which.

@@ -75,3 +75,37 @@ t.test('a stray body is read past and discarded on the connection: the requests 
   responses.forEach((response, index) => { checkAgainstSpec(t, index < 2 ? 'DELETE' : 'GET', index < 2 ? `/plants/${7 + index}` : '/healthz', response) })
   t.same(responses.slice(0, 2).map((response) => response.headers.connection), ['keep-alive', 'keep-alive'], 'and the connection kept')
 })
+
+t.test('a stray body still arriving when its request is answered: the connection is kept, and a body that then stalls closes it without a second answer', async (t) => {
+  const { open } = await startListening(t, { REQUEST_TIMEOUT: 600 })
+  for (const method of ['DELETE', 'GET']) {
+    const client = open()
+    client.write(request(method, '/plants/7', createHeaders({ 'Content-Type': 'text/plain', 'Content-Length': '10' }), 'hello'))
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const [answered] = client.receivedSoFar()
+    t.same([answered?.statusCode, answered?.headers.connection], [404, 'keep-alive'], `${method}: answered before the body arrived, and kept`)
+    client.write('world' + request('GET', '/healthz', { Host: 'plants.test' }))
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    t.same(client.receivedSoFar().map((response) => response.statusCode), [404, 200], `${method}: the rest of the body is read past to the next request`)
+  }
+
+  const stalled = open()
+  stalled.write(request('DELETE', '/plants/8', createHeaders({ 'Content-Type': 'text/plain', 'Content-Length': '10' }), 'hello'))
+  const responses = await stalled.received(3000)
+  t.same(responses.map((response) => response.statusCode), [404], 'the body timed out after its answer: closed, with no 408 taken for another answer')
+})
+
+t.test('a stray body is not read for a request refused before the operation\'s steps pass, nor invited by 100 Continue', async (t) => {
+  const { open } = await startListening(t)
+  const anonymous = open()
+  anonymous.write(request('DELETE', '/plants/7', { Host: 'plants.test', 'Content-Type': 'text/plain', 'Content-Length': '100000' }, 'hello'))
+  const [refused] = await anonymous.received(3000)
+  t.same([refused?.statusCode, refused?.headers.connection], [401, 'close'], 'no credentials: 401, and the connection closed rather than the body read')
+
+  for (const method of ['DELETE', 'GET']) {
+    const expecting = open()
+    expecting.write(request(method, '/plants/7', createHeaders({ 'Content-Type': 'text/plain', 'Content-Length': '5', Expect: '100-continue' })))
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    t.same(expecting.receivedSoFar().map((response) => response.statusCode), [404], `${method}: answered at once, with no 100 Continue first`)
+  }
+})

@@ -14,28 +14,35 @@ import { errorBody } from './error-response.js'
 // written straight to the socket.
 // What the connection guard knows of a connection's answers still to be written.
 export interface PendingAnswers {
-  // The response that will be written last on a connection, while one is still to be written.
+  // The response that will be written last on a connection, while one is still to be written:
+  // an answer written straight to the socket must follow it.
   readonly lastResponseOn: (socket: Socket) => ServerResponse | undefined
-  // Requests read on it and not yet answered.
+  // Requests read on it and not yet answered, the one at fault in a client error included.
   readonly unansweredOn: (socket: Socket) => number
+  // Whether the request whose message is still arriving on it was answered already.
+  readonly answeredWhileArriving: (socket: Socket) => boolean
 }
 
 // The answer says what it answered, or undefined when it closed the connection unanswered.
 export function clientErrorAnswer (pending: PendingAnswers) {
   return function answerClientError (this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket): ApiError | undefined {
-    return answer(this, error, socket, pending.lastResponseOn(socket), pending.unansweredOn(socket))
+    return answer(this, error, socket, pending.lastResponseOn(socket), pending.unansweredOn(socket), pending.answeredWhileArriving(socket))
   }
 }
 
 function answer (
-  app: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket, lastResponse: ServerResponse | undefined, unanswered: number
+  app: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket, lastResponse: ServerResponse | undefined, unanswered: number,
+  atFaultAnswered: boolean
 ): ApiError | undefined {
   // A connection past the waiting requests the service holds (the connection guard logged it)
   // is closed unanswered: an answer would queue behind the ones it is not reading. So is one
   // whose request at fault (its body timed out or broke off) has others before it still to be
   // answered: an answer now would be taken for the first of theirs.
   const atFaultBehindOthers = lastResponse !== undefined && !lastResponse.req.complete && unanswered > 1
-  if (error.code === 'ECONNRESET' || error.code === 'EPIPE' || error.code === parserCutCode || !socket.writable || atFaultBehindOthers) {
+  // So is one whose request at fault was answered already, before its body arrived (a body its
+  // operation ignores, src/http/ignored-body.ts, or a GET's): a second answer to one request
+  // would be taken for the next one's.
+  if (error.code === 'ECONNRESET' || error.code === 'EPIPE' || error.code === parserCutCode || !socket.writable || atFaultBehindOthers || atFaultAnswered) {
     socket.destroy()
     return undefined
   }

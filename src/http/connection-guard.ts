@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server, ServerOptions, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyBaseLogger, FastifyServerFactory } from 'fastify'
+import type { PendingAnswers } from './client-error-response.js'
 import { FairRequestQueue } from './fair-request-queue.js'
 import { GentlyClosingServer } from './gently-closing-server.js'
 import type { ConnectionLimits } from './connection-limits.js'
@@ -87,16 +88,14 @@ export class ConnectionGuard {
     return server
   }
 
-  // The response that will be written last on a connection, while one is still to be written:
-  // an answer written straight to the socket must follow it.
-  lastResponseOn (socket: Socket): ServerResponse | undefined {
-    return this.#connections.get(socket)?.lastResponse
-  }
-
-  // Requests read on a connection and not yet answered, the one at fault in a client error included.
-  unansweredOn (socket: Socket): number {
-    const connection = this.#connections.get(socket)
-    return connection === undefined ? 0 : connection.inFlight + connection.waiting.length
+  // What the answer to a client error must know of a connection (src/http/client-error-response.ts).
+  readonly pendingAnswers: PendingAnswers = {
+    lastResponseOn: (socket) => this.#connections.get(socket)?.lastResponse,
+    unansweredOn: (socket) => {
+      const connection = this.#connections.get(socket)
+      return connection === undefined ? 0 : connection.inFlight + connection.waiting.length
+    },
+    answeredWhileArriving: (socket) => this.#connections.get(socket)?.answeredBeforeItsBody?.complete === false,
   }
 
   // Requests read and waiting for those before them, over every connection.
@@ -111,7 +110,7 @@ export class ConnectionGuard {
 
   #track (socket: Socket): void {
     const connection: GuardedConnection = {
-      socket, inFlight: 0, waiting: [], readingPaused: false, withoutStackTraces: false, lastResponse: undefined, idleSince: Date.now(), progressAt: 0,
+      socket, inFlight: 0, waiting: [], readingPaused: false, withoutStackTraces: false, lastResponse: undefined, answeredBeforeItsBody: undefined, idleSince: Date.now(), progressAt: 0,
     }
     this.#connections.set(socket, connection)
     socket.once('close', () => {
@@ -219,6 +218,7 @@ export class ConnectionGuard {
     const connection = this.#connections.get(response.req.socket)
     if (connection === undefined) return
     if (connection.lastResponse === response) connection.lastResponse = undefined
+    connection.answeredBeforeItsBody = response.req.complete ? undefined : response.req
     if (this.#shuttingDown) connection.idleSince = Date.now()
     // A connection gone has nothing more to hand on (and its waiting responses were never handed).
     if (connection.socket.destroyed) return

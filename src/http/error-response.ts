@@ -22,9 +22,11 @@ export async function sendError (error: unknown, request: FastifyRequest, reply:
   // body it could not parse, read or not: a request received in full keeps its connection
   // (`keep-alive` said here, as removing the header would stop Node from saying anything), unless
   // Node would close it anyway, or its client asked to send the body only once told to continue.
-  // A body its operation ignores is discarded by Node once answered, like a GET's: nothing to close for.
-  if (!request.raw.complete && !bodyIgnored(request)) await new Promise((resolve) => setImmediate(resolve))
-  if (!request.raw.complete && !bodyIgnored(request)) reply.header('connection', 'close')
+  // A body its operation ignores, once the steps before have passed, is discarded by Node as it
+  // arrives (src/http/ignored-body.ts): the connection is kept for the requests behind it.
+  const mayCloseEarly = !bodyIgnored(request)
+  if (mayCloseEarly && !request.raw.complete) await new Promise((resolve) => setImmediate(resolve))
+  if (mayCloseEarly && !request.raw.complete) reply.header('connection', 'close')
   else if (reply.hasHeader('connection') && reply.raw.shouldKeepAlive && request.headers.expect === undefined) reply.header('connection', 'keep-alive')
   // A 503 is declared and passes (the store is down for a moment): its code says all, where a
   // stack trace per refused request would flood the log during an outage.

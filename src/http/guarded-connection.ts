@@ -18,6 +18,10 @@ export interface GuardedConnection {
   // The response that will be written last on this connection so far: the one that says
   // `Connection: close` once shutdown begins, and the one a client error's answer follows.
   lastResponse: ServerResponse | undefined
+  // The last request answered before its body had arrived in full (a body its operation does not
+  // read, src/http/ignored-body.ts): while its body is still arriving, a client error on the
+  // connection is that request's, answered already.
+  answeredBeforeItsBody: IncomingMessage | undefined
   // When its last response finished, during shutdown.
   idleSince: number
   // While its reading is stopped, when an answer was last written or its socket drained

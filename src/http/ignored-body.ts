@@ -1,16 +1,18 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 
 // What Fastify is told of the body of a request whose operation reads none.
-const noBody = { 'content-type': undefined, 'content-length': undefined, 'transfer-encoding': undefined }
+const noBody = Object.freeze({ 'content-type': undefined, 'content-length': undefined, 'transfer-encoding': undefined })
 const requestsIgnoringBodies = new WeakSet<FastifyRequest>()
 
 // The last step of an operation that declares no request body (src/request-path.ts): it reads
-// none, as a GET does. Whatever a request sends with it (of any media type and size, or
-// malformed) is left unread, and Node discards it once the request is answered: Fastify would
-// parse a DELETE's or POST's body and answer 400, 413 or 415, none of which such an operation
-// declares. The steps before it read the request's own headers; `100 Continue` is not sent.
+// none. Whatever a request sends with it (of any media type and size, or malformed) is left
+// unread, and Node discards it once the request is answered. Fastify reads no GET's body, but
+// would parse a DELETE's or POST's and answer 400, 413 or 415, none of which such an operation
+// declares: it is told there is none. The steps before this one read the request's own
+// headers; `100 Continue` is not sent (src/plugins/http-protocol.ts), and Node then closes the
+// connection once answered.
 export function ignoreBody (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
-  request.headers = noBody
+  if (request.method !== 'GET' && request.method !== 'HEAD') request.headers = noBody
   requestsIgnoringBodies.add(request)
   done()
 }
