@@ -58,6 +58,7 @@ t.test('a Host sent twice or that is not a host, and a second Authorization or C
     ['GET /healthz', 'Host: a\r\nHost: b', /the Host header must be sent once/],
     ['GET /healthz', 'Host: a b', /the Host header "a b" is not a host/],
     ['GET /healthz', 'Host: a/b@c', /is not a host/],
+    ...['[zz]', '[::1::2]', '[1.2.3.4]', '[v1]', '%', 'a%zz', 'a%2', '[::1', 'a:b'].map((host): [string, string, RegExp] => ['GET /healthz', `Host: ${host}`, /is not a host/]),
     ['POST /plants', `Host: a\r\nAuthorization: ${authorization}\r\nauthorization: Bearer not-this-one\r\nContent-Type: application/json`, /the Authorization header must be sent once/],
     ['POST /plants', `Host: a\r\nAuthorization: ${authorization}\r\nContent-Type: application/json\r\nCONTENT-TYPE: text/plain`, /the Content-Type header must be sent once/],
   ]
@@ -69,7 +70,7 @@ t.test('a Host sent twice or that is not a host, and a second Authorization or C
     if (response !== undefined) t.match(checkAgainstSpec(t, line.split(' ')[0]!, line.split(' ')[1]!, response), { error: 40007, message })
   }
   t.same(readStoredIds(databaseFile), [], 'no create went through')
-  for (const host of ['plants.test', 'plants.test:8080', '127.0.0.1:3000', '[::1]:3000', '']) {
+  for (const host of ['plants.test', 'PLANTS.Test:8080', 'plants.test.', 'xn--bcher-kva.example', '127.0.0.1:3000', '[::1]:3000', '[fe80::1%25eth0]:3000', '[v1.x]', '']) {
     const client = open()
     client.write(`GET /healthz HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`)
     t.equal((await client.received())[0]?.statusCode, 200, `Host: ${JSON.stringify(host)} is a host`)

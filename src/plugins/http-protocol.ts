@@ -1,6 +1,8 @@
+import { isIPv6 } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { MalformedRequestError } from '../errors/api-errors.js'
+import { bodyIgnored } from '../http/ignored-body.js'
 import { contentTypeRefusal } from '../http/json-content-type.js'
 
 export interface HttpProtocolOptions {
@@ -28,7 +30,7 @@ async function httpProtocol (app: FastifyInstance, { requestTimeout }: HttpProto
   // Only a body that will be read is invited: a refused media type or a declared length over
   // the limit is answered (415, 413) without the client sending it.
   app.addHook('preParsing', (request, reply, payload, done) => {
-    if (request.headers.expect?.toLowerCase() === '100-continue' && !reply.raw.headersSent) {
+    if (request.headers.expect?.toLowerCase() === '100-continue' && !reply.raw.headersSent && !bodyIgnored(request)) {
       const declaredLength = Number(request.headers['content-length'] ?? 0)
       if (contentTypeRefusal(request.headers) === undefined && declaredLength <= request.routeOptions.bodyLimit) {
         reply.raw.writeContinue()
@@ -48,9 +50,22 @@ async function httpProtocol (app: FastifyInstance, { requestTimeout }: HttpProto
 // unseen, so a second Authorization or Content-Type would be ignored rather than refused, and
 // RFC 9112 section 3.2 requires a 400 for more than one Host, or one that is not a host.
 const singleFields = new Map([['host', 'Host'], ['authorization', 'Authorization'], ['content-type', 'Content-Type']])
-// uri-host [ ":" port ] (RFC 3986): an IP literal in brackets or a reg-name, then digits; empty
-// is allowed, for a target with no authority.
-const validHost = /^(?:\[[0-9A-Za-z:._~!$&'()*+,;=-]+\]|[0-9A-Za-z._~!$&'()*+,;=%-]*)(?::\d*)?$/
+const singleFieldLengths = new Set([...singleFields.keys()].map((name) => name.length))
+// uri-host [ ":" port ] (RFC 3986): an IP literal in brackets or a reg-name (empty for a target
+// with no authority), then digits.
+const hostAndPort = /^(\[[^\]]*\]|[^:[\]]*)(?::\d*)?$/
+const regName = /^(?:[0-9A-Za-z._~!$&'()*+,;=-]|%[0-9A-Fa-f]{2})*$/
+const ipFuture = /^v[0-9A-Fa-f]+\.[0-9A-Za-z._~!$&'()*+,;=:-]+$/
+// An IPv6 address may end in a zone (RFC 6874's %25eth0, or %eth0 as Node's client sends it).
+const zone = /%(?:25)?[0-9A-Za-z._~-]+$/
+
+function isHost (value: string): boolean {
+  const host = hostAndPort.exec(value)?.[1]
+  if (host === undefined) return false
+  if (!host.startsWith('[')) return regName.test(host)
+  const literal = host.slice(1, -1)
+  return ipFuture.test(literal) || isIPv6(literal.replace(zone, ''))
+}
 
 // Why the request's header lines make it malformed, or undefined. One pass over the raw lines,
 // lower-casing only names as long as a field that must come once.
@@ -58,14 +73,14 @@ function headerProblem (rawHeaders: readonly string[]): MalformedRequestError | 
   let seen: string[] | undefined
   for (let index = 0; index < rawHeaders.length; index += 2) {
     const name = rawHeaders[index]!
-    if (name.length !== 4 && name.length !== 13 && name.length !== 12) continue
+    if (!singleFieldLengths.has(name.length)) continue
     const field = singleFields.get(name.toLowerCase())
     if (field === undefined) continue
     if (seen?.includes(field) === true) return new MalformedRequestError(`the ${field} header must be sent once, not more`)
     seen ??= []
     seen.push(field)
-    if (field === 'Host' && !validHost.test(rawHeaders[index + 1]!)) {
-      return new MalformedRequestError(`the Host header ${JSON.stringify(rawHeaders[index + 1])} is not a host`)
+    if (field === 'Host' && !isHost(rawHeaders[index + 1]!)) {
+      return new MalformedRequestError(`the Host header ${JSON.stringify(rawHeaders[index + 1]!.slice(0, 100))} is not a host`)
     }
   }
   return undefined
