@@ -1,4 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { connect } from 'node:net'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { awaitOutput } from './support/await-output.js'
@@ -104,6 +106,13 @@ t.test('MOCK_PORT and --port choose the port; the mock answers every request as 
     method: 'DELETE', headers: { ...withToken, ...strayBody }, body: 'x'.repeat(20_000), signal: AbortSignal.timeout(answerTimeoutMs),
   })
   t.same([deletedWithBody.status, await deletedWithBody.text()], [204, ''], 'a delete with a stray body: 204, as without')
+  // A target Node parses and URL does not is answered, and the mock lives on.
+  const { port } = new URL(baseUrl)
+  const socket = connect(Number(port), '127.0.0.1')
+  socket.end('GET //[ HTTP/1.1\r\nHost: mock\r\n\r\n')
+  socket.resume()
+  await once(socket, 'close')
+  t.equal((await post(t, baseUrl, '{"id": 1, "name": "Fern"}', withToken)).status, 200, 'still answering after a target URL cannot parse')
 
   const service = await startServer(t, { DATABASE_URL: `sqlite:${join(testFolder(t), 'plants.db')}`, API_TOKENS: token })
   for (const [what, bodyText] of Object.entries(refusedBodies)) {

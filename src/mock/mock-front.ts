@@ -21,11 +21,13 @@ const bodyLimit = 16384
 export async function startMockFront ({ host, port, prismUrl, checkBody }: MockFrontOptions): Promise<Server> {
   const server = createServer((request, response) => {
     const method = request.method ?? 'GET'
-    const { pathname } = new URL(request.url ?? '/', 'http://mock')
-    // A body its operation does not read is discarded, of any size, and Prism is sent none.
-    if (!checkBody.readsBody(method, pathname)) {
+    // A target Node parses but URL does not (`//[`) reads no operation's path: Prism answers it.
+    const pathname = URL.canParse(request.url ?? '/', 'http://mock') ? new URL(request.url ?? '/', 'http://mock').pathname : undefined
+    // A body its operation does not read is discarded as it arrives, of any size, and Prism is
+    // sent the request without it, at once, as the service answers without waiting for it.
+    if (pathname !== undefined && !checkBody.readsBody(method, pathname)) {
       request.resume()
-      request.once('end', () => { forwardToPrism(prismUrl, request, undefined, response) })
+      forwardToPrism(prismUrl, request, undefined, response)
       return
     }
     void readBody(request).then((body) => {
@@ -33,7 +35,7 @@ export async function startMockFront ({ host, port, prismUrl, checkBody }: MockF
         answerError(response, new ContentTooLargeError(bodyLimit), { connection: 'close' })
         return
       }
-      const refusal = checkBody.check(method, pathname, request.headers, body)
+      const refusal = pathname === undefined ? undefined : checkBody.check(method, pathname, request.headers, body)
       if (refusal === undefined) forwardToPrism(prismUrl, request, body, response)
       else answerError(response, refusal)
     }).catch(() => {
