@@ -19,9 +19,10 @@ export interface OpenApiRoutesOptions {
 // request path gives it the rest.
 async function openApiRoutes (app: FastifyInstance, { openApi: { document }, basePath, routeOf }: OpenApiRoutesOptions): Promise<void> {
   const operations = listOperations(document)
-  // Every request has the property, set by the authentication that accepts it, so that requests
-  // keep one shape.
+  // Every request has these properties, so that requests keep one shape: its identity, set by
+  // the authentication that accepts it, and whether its body is ignored (src/http/ignored-body.ts).
   app.decorateRequest('identity', null)
+  app.decorateRequest('bodyIgnored', false)
   await app.register(openapiGlue, {
     specification: withJsonResponsesOnly(markRequestBodyStrings(markInt64Schemas(document))),
     prefix: basePath,
