@@ -1,6 +1,6 @@
 import pg from 'pg'
 import t from 'tap'
-import { isTransientPostgresError } from '../../src/store/postgres/postgres-errors.js'
+import { isMisconfigurationAtStartUp, isTransientPostgresError } from '../../src/store/postgres/postgres-errors.js'
 
 // Which failures are an outage (503, retry later) and which are bugs or misconfiguration (500,
 // or a refused start-up). The errors are built as the driver builds them.
@@ -39,4 +39,12 @@ t.test('bugs and misconfiguration are not', async (t) => {
   }
   t.notOk(isTransientPostgresError(new TypeError('cannot read properties of undefined')))
   t.notOk(isTransientPostgresError('a string'))
+})
+
+// At start-up a server that refuses the database or the role stops the service; after it, the same
+// refusal of a connection is an outage (test/postgres-refused-connections.test.ts).
+t.test('the refusals that stop start-up', async (t) => {
+  for (const code of ['3D000', '28P01', '28000']) t.ok(isMisconfigurationAtStartUp(databaseError(code)), `SQLSTATE ${code}`)
+  for (const code of ['08006', '57P03', '55000', '53300']) t.notOk(isMisconfigurationAtStartUp(databaseError(code)), `SQLSTATE ${code}`)
+  t.notOk(isMisconfigurationAtStartUp(systemError('ECONNREFUSED')), 'a server that is not there')
 })

@@ -1,4 +1,5 @@
 import pg from 'pg'
+import { failedToConnect } from './postgres-client.js'
 
 // SQLSTATEs that say "not now" rather than "never": the same request may succeed later.
 const transientSqlStates = new Set([
@@ -34,11 +35,21 @@ const connectionFailureMessages = [
   'Client has encountered a connection error',
 ]
 
+// The server's refusals of a connection that a wait does not fix at start-up: no such database,
+// no such role or a wrong password. Start-up stops on them; once the service has started, the
+// same refusal (the database dropped or closed to connections, the role dropped) is an outage:
+// every connection that cannot be opened is (PostgresClient).
+const misconfigurationSqlStateClasses = new Set(['3D', '28'])
+
+export function isMisconfigurationAtStartUp (error: unknown): boolean {
+  return error instanceof pg.DatabaseError && misconfigurationSqlStateClasses.has((error.code ?? '').slice(0, 2))
+}
+
 export function isTransientPostgresError (error: unknown): boolean {
   if (error instanceof pg.DatabaseError) {
     const sqlState = error.code ?? ''
     if (permanentSqlStates.has(sqlState)) return false
-    return transientSqlStates.has(sqlState) || transientSqlStateClasses.has(sqlState.slice(0, 2))
+    return failedToConnect(error) || transientSqlStates.has(sqlState) || transientSqlStateClasses.has(sqlState.slice(0, 2))
   }
   if (!(error instanceof Error)) return false
   const systemCode = (error as NodeJS.ErrnoException).code

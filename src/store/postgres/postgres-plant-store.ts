@@ -15,7 +15,8 @@ import type { WebhookStore } from '../webhook-store.js'
 import { StoreUnavailableError, translateStoreError } from '../store-errors.js'
 import { PostgresApiTokenStore } from './postgres-api-token-store.js'
 import { commitWrites, isRefusedByBatchStatement, undefinedTable } from './postgres-batch.js'
-import { isTransientPostgresError } from './postgres-errors.js'
+import { isMisconfigurationAtStartUp, isTransientPostgresError } from './postgres-errors.js'
+import { PostgresClient } from './postgres-client.js'
 import { postgresMigrationConnection } from './postgres-migrations.js'
 import { PostgresWebhookStore } from './postgres-webhook-store.js'
 
@@ -66,14 +67,15 @@ export class PostgresPlantStore implements PlantStore {
 
   // The store is returned even while the database is unreachable: requests get a 503 and the
   // migrations are tried again by the next request or readiness check, so the service starts
-  // in any order with its database and recovers by itself. Any other failure stops start-up.
+  // in any order with its database and recovers by itself. Any other failure stops start-up, and
+  // so does a server that refuses the database or the role: misconfiguration, not an outage.
   static async open (options: PostgresPlantStoreOptions): Promise<PostgresPlantStore> {
     const store = new PostgresPlantStore(options)
     try {
       // Start-up waits for the migrations however long they take, another instance's included.
       await store.migrateOnce()
     } catch (error) {
-      if (!isTransientPostgresError(error)) {
+      if (!isTransientPostgresError(error) || isMisconfigurationAtStartUp(error)) {
         await store.close()
         throw error
       }
@@ -96,6 +98,7 @@ export class PostgresPlantStore implements PlantStore {
     this.statementTimeoutMs = statementTimeoutMs
     this.pool = new pg.Pool({
       ...this.connection,
+      Client: PostgresClient,
       max: poolSize,
       statement_timeout: statementTimeoutMs,
       query_timeout: statementTimeoutMs + 1000,
@@ -208,7 +211,7 @@ export class PostgresPlantStore implements PlantStore {
   // Migrations run on a connection of their own, outside the pool and free of the statement
   // timeout, so a long migration, or one waiting for another instance's, is not cut short.
   private async migrate (): Promise<void> {
-    const client = new pg.Client(this.connection)
+    const client = new PostgresClient(this.connection)
     // A connection lost mid-migration fails the query in progress; without a listener, its
     // error event would also crash the process.
     client.on('error', () => undefined)
