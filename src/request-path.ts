@@ -4,7 +4,9 @@ import type {
 import type { Credentials } from './auth/credentials.js'
 import { type OperationAuthenticator, operationAuthenticator } from './auth/operation-authenticator.js'
 import { SchemaViolationError } from './errors/api-errors.js'
+import { writesQueuedAtOnce } from './handlers/operation-handlers.js'
 import { ignoreBody } from './http/ignored-body.js'
+import { type RequestKind, requestTurn } from './http/request-turns.js'
 import type { Observability } from './observability/observability.js'
 import { type RateLimits, unlimitedOperations } from './rate-limit/rate-limits.js'
 import { describeOperation, listOperations, type OpenApiDocument, type OperationEntry, securityOf } from './spec/openapi-document.js'
@@ -127,14 +129,38 @@ export function createRequestPath ({ document, handlers, credentials, limits, ob
     return {
       ...(onRequest.length === 0 ? {} : { onRequest }),
       ...(entry.operation.requestBody?.required === true ? { preValidation: requireBody } : {}),
-      handler: decode === undefined
+      handler: inTurn(kindOf(entry, operationId), decode === undefined
         ? handle
         : function decodedThenHandled (request, reply) {
           decode(request)
           return handle.call(this, request, reply)
-        },
+        }),
       config: { operationId },
     }
+  }
+}
+
+// What an operation's handler does, for the order of pipelined requests (src/http/request-turns.ts).
+function kindOf (entry: OperationEntry, operationId: string): RequestKind {
+  if (entry.method === 'get' || entry.method === 'head') return 'read'
+  return writesQueuedAtOnce.has(operationId) ? 'write' : 'other'
+}
+
+// The handler runs in the request's turn: once the requests read before it on its connection
+// have gone far enough (a request injected by a test has no turn, and goes at once).
+function inTurn (kind: RequestKind, handle: RouteHandlerMethod): RouteHandlerMethod {
+  return function handledInTurn (request, reply) {
+    const turn = requestTurn(request.raw)
+    if (turn === undefined) return handle.call(this, request, reply)
+    const begin = (): unknown => {
+      turn.began(kind)
+      const answer = handle.call(this, request, reply)
+      // The handler has run to its first await, by which a write is in the store's queue.
+      if (kind === 'write') turn.queued()
+      return answer
+    }
+    const wait = turn.waitFor(kind)
+    return wait === undefined ? begin() : wait.then(begin)
   }
 }
 

@@ -27,6 +27,10 @@ export interface HandlerDependencies {
   readonly traceparent: () => string | undefined
 }
 
+// The operations whose handlers hand their write to the store before their first await, so that
+// a write pipelined behind one needs it only queued, not done (src/http/request-turns.ts).
+export const writesQueuedAtOnce: ReadonlySet<string> = new Set(['createPlant', 'deletePlant'])
+
 // The service handlers fastify-openapi-glue binds, keyed by operationId.
 export function createOperationHandlers ({ store, openApi, metrics, webhooks, traceparent }: HandlerDependencies): OperationHandlers {
   // The request's trace, which its webhooks link to, and its connection, whose writes the

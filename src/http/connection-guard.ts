@@ -8,6 +8,7 @@ import type { ConnectionLimits } from './connection-limits.js'
 import { closeIdleConnections, closeStalledConnections, type Exchange, type GuardedConnection } from './guarded-connection.js'
 import { cutParserWhen } from './parser-cut.js'
 import type { RequestLoad } from './request-load.js'
+import { requestTurn, takeTurn } from './request-turns.js'
 import { withoutStackTraces } from './without-stack-traces.js'
 
 // The settings of Fastify's options that it would apply to a server of its own.
@@ -99,9 +100,7 @@ export class ConnectionGuard {
   }
 
   // Requests read and waiting for those before them, over every connection.
-  get waitingRequests (): number {
-    return this.#waitingRequests
-  }
+  get waitingRequests (): number { return this.#waitingRequests }
 
   readonly requestLoad: RequestLoad = {
     answered: () => this.#requestsAnswered,
@@ -110,7 +109,7 @@ export class ConnectionGuard {
 
   #track (socket: Socket): void {
     const connection: GuardedConnection = {
-      socket, inFlight: 0, waiting: [], readingPaused: false, withoutStackTraces: false, lastResponse: undefined, answeredBeforeItsBody: undefined, idleSince: Date.now(), progressAt: 0,
+      socket, inFlight: 0, waiting: [], readingPaused: false, withoutStackTraces: false, lastResponse: undefined, answeredBeforeItsBody: undefined, lastTurn: undefined, idleSince: Date.now(), progressAt: 0,
     }
     this.#connections.set(socket, connection)
     socket.once('close', () => {
@@ -157,6 +156,8 @@ export class ConnectionGuard {
       response.shouldKeepAlive = false
     }
     connection.lastResponse = response
+    // Pipelined requests take effect in the order they were read (src/http/request-turns.ts).
+    connection.lastTurn = takeTurn(request, connection.lastTurn)
     response.on('close', this.#responseClosed)
     if (connection.waiting.length === 0 && this.#mayHandOn(connection)) {
       this.#handOn(connection, request, response, false)
@@ -174,9 +175,8 @@ export class ConnectionGuard {
   }
 
   #leaveOutStackTraces (connection: GuardedConnection): void {
-    if (connection.withoutStackTraces) return
+    if (!connection.withoutStackTraces) withoutStackTraces(connection.socket)
     connection.withoutStackTraces = true
-    withoutStackTraces(connection.socket)
   }
 
   #mayHandOn (connection: GuardedConnection): boolean {
@@ -215,6 +215,7 @@ export class ConnectionGuard {
 
   #answered (response: ServerResponse): void {
     this.#requestsAnswered++
+    requestTurn(response.req)?.done()
     const connection = this.#connections.get(response.req.socket)
     if (connection === undefined) return
     if (connection.lastResponse === response) connection.lastResponse = undefined

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyBaseLogger } from 'fastify'
+import type { RequestTurn } from './request-turns.js'
 
 export type Exchange = readonly [IncomingMessage, ServerResponse]
 
@@ -22,6 +23,8 @@ export interface GuardedConnection {
   // read, src/http/ignored-body.ts): while its body is still arriving, a client error on the
   // connection is that request's, answered already.
   answeredBeforeItsBody: IncomingMessage | undefined
+  // The turn of the request read last (src/http/request-turns.ts).
+  lastTurn: RequestTurn | undefined
   // When its last response finished, during shutdown.
   idleSince: number
   // While its reading is stopped, when an answer was last written or its socket drained

@@ -1,0 +1,103 @@
+import type { IncomingMessage } from 'node:http'
+
+// Pipelined requests take effect in the order they were sent (RFC 9112 §9.3.2), as if each had
+// waited for the answer before it. The app works on up to 16 of a connection's requests at once
+// (src/http/connection-guard.ts), and a request whose body is still being read, or whose
+// credentials are being checked, would otherwise let the next one reach the store first: a delete
+// ahead of the create sent before it, a read that misses the write sent before it.
+//
+// Each request takes a turn as it is read. What a request's handler may wait for depends on what
+// it does (RequestKind): a write waits for the writes before it to be queued in the store (the
+// store's one queue keeps their order, so pipelined creates still share a commit) and for the
+// reads before it to be done; a read waits for the writes before it to be done; anything else
+// waits for every request before it to be done. A request answered without its handler (a 400,
+// a 401) is done when it is answered.
+export type RequestKind =
+  | 'write' // its handler hands its write to the store before its first await (createPlant, deletePlant)
+  | 'read' // it changes nothing
+  | 'other' // it changes something, in its own time (the webhook endpoints' operations)
+
+export class RequestTurn {
+  // Whether every request before this one lets a write or a read go on.
+  #writesMayGo: boolean
+  #readsMayGo: boolean
+  // Whether this request itself lets the next write or read go on.
+  #letsWritesGo = false
+  #letsReadsGo = false
+  #next: RequestTurn | undefined
+  #waiters: Array<{ readonly kind: RequestKind, readonly resume: () => void }> | undefined
+
+  constructor (previous: RequestTurn | undefined) {
+    this.#writesMayGo = previous === undefined || previous.#lets('write')
+    this.#readsMayGo = previous === undefined || previous.#lets('read')
+    if (previous !== undefined && !(this.#writesMayGo && this.#readsMayGo)) previous.#next = this
+  }
+
+  // Undefined when a handler of this kind may go on now, else what resolves once it may.
+  waitFor (kind: RequestKind): Promise<void> | undefined {
+    if (this.#mayGo(kind)) return undefined
+    return new Promise((resolve) => { (this.#waiters ??= []).push({ kind, resume: resolve }) })
+  }
+
+  // The handler has begun: a read lets the reads after it go on.
+  began (kind: RequestKind): void {
+    if (kind === 'read') this.#update(this.#letsWritesGo, true)
+  }
+
+  // A write's handler has handed its write to the store.
+  queued (): void {
+    this.#update(true, this.#letsReadsGo)
+  }
+
+  // Answered: nothing of this request is left to wait for.
+  done (): void {
+    this.#update(true, true)
+  }
+
+  #mayGo (kind: RequestKind): boolean {
+    return kind === 'write' ? this.#writesMayGo : kind === 'read' ? this.#readsMayGo : this.#writesMayGo && this.#readsMayGo
+  }
+
+  #lets (kind: 'write' | 'read'): boolean {
+    return kind === 'write' ? this.#writesMayGo && this.#letsWritesGo : this.#readsMayGo && this.#letsReadsGo
+  }
+
+  #update (letsWritesGo: boolean, letsReadsGo: boolean): void {
+    this.#letsWritesGo = letsWritesGo
+    this.#letsReadsGo = letsReadsGo
+    this.#tellNext()
+  }
+
+  // Once this request lets everything after it go on, the next needs to hear no more of it.
+  #tellNext (): void {
+    if (this.#next !== undefined) this.#next.#previousChanged(this)
+    if (this.#lets('write') && this.#lets('read')) this.#next = undefined
+  }
+
+  #previousChanged (previous: RequestTurn): void {
+    this.#writesMayGo = previous.#lets('write')
+    this.#readsMayGo = previous.#lets('read')
+    if (this.#waiters !== undefined) {
+      const waiters = this.#waiters
+      this.#waiters = waiters.filter(({ kind }) => !this.#mayGo(kind))
+      for (const waiter of waiters) if (this.#mayGo(waiter.kind)) waiter.resume()
+      if (this.#waiters.length === 0) this.#waiters = undefined
+    }
+    this.#tellNext()
+  }
+}
+
+const turnOf = new WeakMap<IncomingMessage, RequestTurn>()
+
+// Called for each request of a connection in the order it was read, with the turn of the one
+// read before it.
+export function takeTurn (request: IncomingMessage, previous: RequestTurn | undefined): RequestTurn {
+  const turn = new RequestTurn(previous)
+  turnOf.set(request, turn)
+  return turn
+}
+
+// The request's turn; undefined for a request that took none (one injected by a test).
+export function requestTurn (request: IncomingMessage): RequestTurn | undefined {
+  return turnOf.get(request)
+}
