@@ -57,6 +57,10 @@ export function fastifyOptions (
       // Node's own Host check answers a bare 400; http-protocol.ts answers an Error body.
       requireHostHeader: false,
     },
+    // A path parameter of any length reaches the spec's validation, which says what is wrong with
+    // it (an id of 101 characters may still be an int64: `1.000…0`); Fastify's default of 100 would
+    // refuse a longer one before any hook. The request line is bounded by Node's 16 KiB of headers.
+    routerOptions: { maxParamLength: 16 * 1024 },
     // HEAD is not declared in openapi.yaml, so it gets the same 405 as any undeclared method.
     exposeHeadRoutes: false,
     // Fastify's own 503 while closing has a body the spec does not declare; in-flight and

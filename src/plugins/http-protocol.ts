@@ -24,7 +24,7 @@ async function httpProtocol (app: FastifyInstance, { requestTimeout }: HttpProto
   app.addHook('onRequest', (request, _reply, done) => {
     done(request.raw.httpVersion === '1.1' && request.headers.host === undefined
       ? new MalformedRequestError('the Host header is required')
-      : headerProblem(request.raw.rawHeaders))
+      : targetProblem(request.raw.url ?? '', request.raw.method) ?? headerProblem(request.raw.rawHeaders))
   })
 
   // Only a body that will be read is invited: a refused media type or a declared length over
@@ -44,6 +44,17 @@ async function httpProtocol (app: FastifyInstance, { requestTimeout }: HttpProto
   app.addHook('preClose', async () => {
     setTimeout(() => app.server.closeAllConnections(), requestTimeout).unref()
   })
+}
+
+// A request target is a path (origin-form) or a whole URL (absolute-form), RFC 9112 section 3.2;
+// the asterisk-form (`*`) is OPTIONS' alone (which no path matches: a 404). The router
+// matches a target from its second character, whatever its first: `*plants/1` would be
+// `/plants/1`.
+const absoluteForm = /^https?:\/\//i
+
+function targetProblem (target: string, method: string | undefined): MalformedRequestError | undefined {
+  if (target.charCodeAt(0) === 47 || absoluteForm.test(target) || (target === '*' && method === 'OPTIONS')) return undefined
+  return new MalformedRequestError(`the request target ${JSON.stringify(target.slice(0, 100))} is neither a path nor a URL`)
 }
 
 // Fields a request may send once (RFC 9110): Node keeps the first of several and drops the rest
