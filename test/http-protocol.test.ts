@@ -1,7 +1,7 @@
 import { once } from 'node:events'
 import { connect } from 'node:net'
 import t from 'tap'
-import { checkAgainstSpec, createHeaders, request, startListening } from './support/raw-http.js'
+import { checkAgainstSpec, createHeaders, type RawResponse, request, startListening } from './support/raw-http.js'
 import { readStoredIds } from './support/stored-plants.js'
 
 // What only a real socket shows: Expect, Host, pipelining, oversized headers and slow bodies.
@@ -75,6 +75,60 @@ t.test('a Host sent twice or that is not a host, and a second Authorization or C
     client.write(`GET /healthz HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`)
     t.equal((await client.received())[0]?.statusCode, 200, `Host: ${JSON.stringify(host)} is a host`)
   }
+})
+
+t.test('a request target that is neither a path nor a URL is a 400 40007, and reaches no operation', async (t) => {
+  const { open, databaseFile } = await startListening(t)
+  const send = async (line: string, body = ''): Promise<RawResponse | undefined> => {
+    const client = open()
+    const [method, target] = line.split(' ')
+    client.write(request(method!, target!, createHeaders({ Connection: 'close', ...(body === '' ? {} : { 'Content-Length': String(body.length) }) }), body))
+    return (await client.received())[0]
+  }
+  const plant = JSON.stringify({ id: 7, name: 'Fern' })
+  t.equal((await send('POST /plants', plant))?.statusCode, 200, 'a plant to read and delete')
+  for (const line of ['GET *plants/7', 'DELETE *plants/7', 'GET *', 'GET *healthz']) {
+    const response = await send(line)
+    t.equal(response?.statusCode, 400, `${line}: 400`)
+    if (response !== undefined) t.match(checkAgainstSpec(t, 'GET', '/healthz', response), { error: 40007, message: /is neither a path nor a URL/ })
+  }
+  t.same(readStoredIds(databaseFile), [7n], 'the delete with that target deleted nothing')
+  t.equal((await send('GET http://plants.test/plants/7'))?.statusCode, 200, 'a whole URL (absolute-form) is a target')
+  t.equal((await send('OPTIONS *'))?.statusCode, 404, 'OPTIONS * matches no path')
+})
+
+t.test('a body with a transfer coding but chunked is a 415, and is not stored', async (t) => {
+  const { open, databaseFile } = await startListening(t)
+  const chunked = (id: number): string => {
+    const body = JSON.stringify({ id, name: 'Fern' })
+    return `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`
+  }
+  for (const [coding, status] of [['gzip, chunked', 415], ['chunked', 200]] as const) {
+    const client = open()
+    client.write(request('POST', '/plants', createHeaders({ 'Transfer-Encoding': coding, Connection: 'close' }), chunked(status)))
+    const [response] = await client.received()
+    t.equal(response?.statusCode, status, `Transfer-Encoding: ${coding}`)
+    if (response !== undefined && status === 415) t.match(checkAgainstSpec(t, 'POST', '/plants', response), { error: 41501, message: /Transfer-Encoding is "gzip, chunked"/ })
+  }
+  t.same(readStoredIds(databaseFile), [200n], 'only the chunked create was stored')
+})
+
+t.test('a path parameter longer than a hundred characters reaches the spec\'s validation', async (t) => {
+  const { open } = await startListening(t)
+  const send = async (path: string): Promise<number | undefined> => {
+    const client = open()
+    client.write(request('GET', path, createHeaders({ Connection: 'close' })))
+    const [response] = await client.received()
+    if (response !== undefined) checkAgainstSpec(t, 'GET', path, response)
+    return response?.statusCode
+  }
+  const plant = JSON.stringify({ id: 1, name: 'Fern' })
+  const client = open()
+  client.write(request('POST', '/plants', createHeaders({ 'Content-Length': String(plant.length), Connection: 'close' }), plant))
+  t.equal((await client.received())[0]?.statusCode, 200)
+  t.equal(await send(`/plants/1.${'0'.repeat(150)}`), 200, 'the integer 1, written with 150 zeros after its point')
+  t.equal(await send(`/plants/1${'0'.repeat(150)}`), 400, 'an integer past int64 (40004)')
+  t.equal(await send(`/plants/${'x'.repeat(300)}`), 400, 'not an integer (40003)')
 })
 
 t.test('a malformed request pipelined after a create is answered after the create, not instead of it', async (t) => {

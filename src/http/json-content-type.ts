@@ -6,10 +6,12 @@ const charsetParameter = /;\s*charset\s*=\s*"?([^";\s]*)"?/gi
 const commonJsonContentTypes = new Set(['application/json', 'application/json; charset=utf-8'])
 
 // Why a body sent with these headers would not be read (a 415), or undefined when it would:
-// application/json, with charset=utf-8 or none, and no content coding.
+// application/json, with charset=utf-8 or none, no content coding, and no transfer coding but chunked.
 export function contentTypeRefusal (headers: IncomingHttpHeaders): UnsupportedMediaTypeError | undefined {
   const contentType = headers['content-type']
-  if (contentType !== undefined && commonJsonContentTypes.has(contentType) && headers['content-encoding'] === undefined) {
+  const transferEncoding = headers['transfer-encoding']
+  if (contentType !== undefined && commonJsonContentTypes.has(contentType) && headers['content-encoding'] === undefined &&
+    (transferEncoding === undefined || transferEncoding === 'chunked')) {
     return undefined
   }
   const mediaType = contentType?.split(';')[0]?.trim().toLowerCase()
@@ -20,6 +22,10 @@ export function contentTypeRefusal (headers: IncomingHttpHeaders): UnsupportedMe
   const encoding = headers['content-encoding']
   if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
     return new UnsupportedMediaTypeError(`the body must not be encoded, but its Content-Encoding is ${JSON.stringify(encoding)}`)
+  }
+  // Node takes the chunks apart and would hand on a gzip transfer coding's bytes as they are.
+  if (transferEncoding !== undefined && transferEncoding.trim().toLowerCase() !== 'chunked') {
+    return new UnsupportedMediaTypeError(`the body must be sent whole or chunked, but its Transfer-Encoding is ${JSON.stringify(transferEncoding)}`)
   }
   return undefined
 }
