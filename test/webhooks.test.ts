@@ -128,6 +128,9 @@ t.test('an endpoint\'s URL and events are checked when it is registered', async 
     ['https://user:pass@plants.example.com/', /credentials/],
     ['https://plants.example.com/#fragment', /fragment/],
     ['ftp://plants.example.com/', /https:\/\//],
+    // A URI without `//` has no host (RFC 3986), though a WHATWG parser finds one.
+    ['https:8.8.8.8/h', /https:\/\//],
+    ['https:/8.8.8.8/h', /https:\/\//],
   ]
   for (const [url, reason] of cases) {
     const answer = await app.send({ method: 'POST', url: '/webhook-endpoints', headers: asManagerWithJson, payload: JSON.stringify({ url }) })
@@ -157,6 +160,10 @@ t.test('WEBHOOK_ALLOW_LOOPBACK=only allows loopback address literals and resolve
   for (const url of ['http://127.0.0.1:9/hook', 'http://[::1]:9/hook', 'https://127.0.0.2:9/hook']) {
     const answer = await app.send({ method: 'POST', url: '/webhook-endpoints', headers: asManagerWithJson, payload: JSON.stringify({ url }) })
     t.equal(answer.statusCode, 201, `${url} is registered`)
+  }
+  for (const url of ['http:/127.0.0.1:9/hook', 'http:127.0.0.1:9/hook']) {
+    const answer = await app.send({ method: 'POST', url: '/webhook-endpoints', headers: asManagerWithJson, payload: JSON.stringify({ url }) })
+    t.same([answer.statusCode, (answer.body as { error: number }).error], [400, 40008], `${url}, with no //, is refused`)
   }
 })
 
