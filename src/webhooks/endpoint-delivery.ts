@@ -187,6 +187,14 @@ export class EndpointDelivery {
       }
       return
     }
+    if (this.disabled) {
+      // Disabled while this attempt was in flight (another attempt's 410): its messages are
+      // failed with it, and an attempt cut short as its connections close is no failure of the
+      // endpoint's, to be its last failure.
+      if (outcome.gone === true) observer?.attempted(message.event, 'gone')
+      this.inHand.delete(message.seq)
+      return
+    }
     this.failuresInARow++
     this.failingSince ??= now
     await store.recordFailure(this.endpoint.id, now, outcome.reason)

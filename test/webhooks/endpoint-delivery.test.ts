@@ -77,3 +77,39 @@ test('a delivery that read every due message reads the outbox again only after a
   t.equal(outbox.reads, 3, 'and is read once the time has passed')
   await receiver.waitFor(5)
 })
+
+test('attempts cut short as a 410 disables their endpoint are not its last failure', async (t) => {
+  let answered = 0
+  // The first attempt is told the endpoint is gone; the others wait until their connections close.
+  const receiver = await startWebhookReceiver(t, () => answered++ === 0 ? { status: 410 } : 'hang')
+  const outbox = new CountingOutbox()
+  const failures: string[] = []
+  const disabled: string[] = []
+  const store = {
+    ...outbox.store,
+    recordFailure: async (_endpointId: string, _at: number, reason: string) => { failures.push(reason) },
+    disableEndpoint: async (_endpointId: string, _at: number, reason: string) => { disabled.push(reason) },
+    rescheduleMessage: async () => undefined,
+  } as unknown as WebhookStore
+  const delivery = new EndpointDelivery(
+    { id: 'endpoint', url: receiver.url, secret: newSigningSecret(), previousSecret: null, previousSecretUntil: null, failingSince: null },
+    {
+      store,
+      schedule: new RetrySchedule('0'),
+      policy: new EndpointUrlPolicy('only'),
+      timeoutMs: 10_000,
+      disableAfterMs: 60_000,
+      observer: undefined,
+      traceDelivery: () => undefined,
+      pacer: new DeliveryPacer(),
+      outboxCommitsHere: () => 0,
+    })
+  for (let i = 0; i < 3; i++) outbox.add()
+  await delivery.pump(Date.now(), () => undefined)
+  while (!delivery.disabled) await sleep(10)
+  // The dispatcher lets a disabled endpoint go, closing its connections.
+  await delivery.close(0)
+  await sleep(50)
+  t.same(disabled, ['it answered 410 Gone'])
+  t.same(failures, ['answered 410 Gone'], 'the endpoint\'s last failure is its 410')
+})
