@@ -156,8 +156,6 @@ export class ConnectionGuard {
       response.shouldKeepAlive = false
     }
     connection.lastResponse = response
-    // Pipelined requests take effect in the order they were read (src/http/request-turns.ts).
-    connection.lastTurn = takeTurn(request, connection.lastTurn)
     response.on('close', this.#responseClosed)
     if (connection.waiting.length === 0 && this.#mayHandOn(connection)) {
       this.#handOn(connection, request, response, false)
@@ -187,6 +185,8 @@ export class ConnectionGuard {
   // the answer before it, a client whose answers are written as fast as they are made would keep
   // the event loop in that chain of callbacks, and new connections would wait to be accepted.
   #handOn (connection: GuardedConnection, request: IncomingMessage, response: ServerResponse, waited: boolean): void {
+    // Handed on in the order read, they take effect in that order (src/http/request-turns.ts).
+    connection.lastTurn = takeTurn(request, connection.lastTurn)
     connection.inFlight += 1
     this.#requestsInFlight += 1
     this.#requestQueue.handle(request, response, waited || connection.inFlight > 1)

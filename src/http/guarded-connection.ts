@@ -23,7 +23,7 @@ export interface GuardedConnection {
   // read, src/http/ignored-body.ts): while its body is still arriving, a client error on the
   // connection is that request's, answered already.
   answeredBeforeItsBody: IncomingMessage | undefined
-  // The turn of the request read last (src/http/request-turns.ts).
+  // The turn of the request handed to the app last (src/http/request-turns.ts).
   lastTurn: RequestTurn | undefined
   // When its last response finished, during shutdown.
   idleSince: number

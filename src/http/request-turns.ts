@@ -6,7 +6,8 @@ import type { IncomingMessage } from 'node:http'
 // credentials are being checked, would otherwise let the next one reach the store first: a delete
 // ahead of the create sent before it, a read that misses the write sent before it.
 //
-// Each request takes a turn as it is read. What a request's handler may wait for depends on what
+// Each request takes a turn as it is handed to the app, in the order read (at most 16 of a
+// connection's at a time wait on each other). What a request's handler may wait for depends on what
 // it does (RequestKind): a write waits for the writes before it to be queued in the store (the
 // store's one queue keeps their order, so pipelined creates still share a commit) and for the
 // reads before it to be done; a read waits for the writes before it to be done; anything else
@@ -62,28 +63,37 @@ export class RequestTurn {
     return kind === 'write' ? this.#writesMayGo && this.#letsWritesGo : this.#readsMayGo && this.#letsReadsGo
   }
 
+  // Tells the requests behind this one, in turn, as far as what they may do changes: a loop, not
+  // a recursion, and it stops at the first that it leaves as it was.
   #update (letsWritesGo: boolean, letsReadsGo: boolean): void {
     this.#letsWritesGo = letsWritesGo
     this.#letsReadsGo = letsReadsGo
-    this.#tellNext()
+    RequestTurn.#tellBehind(this)
   }
 
-  // Once this request lets everything after it go on, the next needs to hear no more of it.
-  #tellNext (): void {
-    if (this.#next !== undefined) this.#next.#previousChanged(this)
-    if (this.#lets('write') && this.#lets('read')) this.#next = undefined
-  }
-
-  #previousChanged (previous: RequestTurn): void {
-    this.#writesMayGo = previous.#lets('write')
-    this.#readsMayGo = previous.#lets('read')
-    if (this.#waiters !== undefined) {
-      const waiters = this.#waiters
-      this.#waiters = waiters.filter(({ kind }) => !this.#mayGo(kind))
-      for (const waiter of waiters) if (this.#mayGo(waiter.kind)) waiter.resume()
-      if (this.#waiters.length === 0) this.#waiters = undefined
+  static #tellBehind (changed: RequestTurn): void {
+    let previous = changed
+    let turn = changed.#next
+    while (turn !== undefined) {
+      const writesMayGo = previous.#lets('write')
+      const readsMayGo = previous.#lets('read')
+      // Once a request lets everything after it go on, the next needs to hear no more of it.
+      if (writesMayGo && readsMayGo) previous.#next = undefined
+      if (writesMayGo === turn.#writesMayGo && readsMayGo === turn.#readsMayGo) return
+      turn.#writesMayGo = writesMayGo
+      turn.#readsMayGo = readsMayGo
+      turn.#resumeWaiters()
+      previous = turn
+      turn = turn.#next
     }
-    this.#tellNext()
+  }
+
+  #resumeWaiters (): void {
+    if (this.#waiters === undefined) return
+    const waiters = this.#waiters
+    this.#waiters = waiters.filter(({ kind }) => !this.#mayGo(kind))
+    for (const waiter of waiters) if (this.#mayGo(waiter.kind)) waiter.resume()
+    if (this.#waiters.length === 0) this.#waiters = undefined
   }
 }
 

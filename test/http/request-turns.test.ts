@@ -56,3 +56,21 @@ t.test('what a request waits for passes through the requests between, answered o
   await readGoes
   t.ok(goesAtOnce(read, 'read'))
 })
+
+t.test('a long chain of requests waiting on each other is told in one pass, without a deep stack', async (t) => {
+  const first = new RequestTurn(undefined)
+  first.began('write')
+  let last = first
+  const turns: RequestTurn[] = []
+  for (let index = 0; index < 20_000; index++) {
+    last = new RequestTurn(last)
+    turns.push(last)
+  }
+  const readGoes = last.waitFor('read')
+  t.ok(readGoes !== undefined, 'the last read waits for the first write')
+  for (const turn of turns) turn.done()
+  t.notOk(goesAtOnce(last, 'read'), 'the requests between answered, the write is still not')
+  first.done()
+  await readGoes
+  t.ok(goesAtOnce(last, 'read'), 'the first write answered, the last read goes')
+})
