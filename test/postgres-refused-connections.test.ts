@@ -53,9 +53,13 @@ t.test('a database closed to connections or dropped after start-up is a 503 on e
   const testApp = await buildTestApp(t, { DATABASE_URL: server.url.replace(/\/postgres$/, '/plants') })
   t.equal((await testApp.createPlant(fern)).statusCode, 200, 'a create before the database is closed')
 
+  const warnings = t.capture(testApp.app.log, 'warn')
   await admin.query('ALTER DATABASE plants ALLOW_CONNECTIONS false')
   await closeConnections()
   await assertEveryOperationUnavailable(t, 'closed to connections', testApp)
+  const refusals = warnings().filter(({ args }) => /PostgreSQL refused a connection/.test(String(args[1])))
+  t.equal(refusals.length, 1, 'the refusal is logged, once for the many requests it refused')
+  t.match(String((refusals[0]?.args[0] as { err?: Error } | undefined)?.err?.message), /not currently accepting connections/, 'with the server\'s reason')
 
   await admin.query('ALTER DATABASE plants ALLOW_CONNECTIONS true')
   t.equal(await waitUntilReady(testApp), 200, 'ready once the database takes connections again')

@@ -36,8 +36,20 @@ export async function openPlantStore (
       connectionString: databaseUrl,
       poolSize: settings.DATABASE_POOL_SIZE,
       onIdleConnectionError: (error) => logger.warn({ err: error }, 'an idle PostgreSQL connection failed and was dropped'),
+      onConnectionRefused: oncePerMinute((error) => logger.warn({ err: error }, 'PostgreSQL refused a connection: requests get a 503 until it takes them again')),
       batchObserver: observeBatches('postgres'),
     })
   }
   throw new Error('unsupported DATABASE_URL')
+}
+
+// A refusal that lasts is told once a minute, not once per request.
+function oncePerMinute (tell: (error: Error) => void): (error: Error) => void {
+  let toldAt = Number.NEGATIVE_INFINITY
+  return (error) => {
+    const now = performance.now()
+    if (now - toldAt < 60_000) return
+    toldAt = now
+    tell(error)
+  }
 }

@@ -1,6 +1,6 @@
 import pg from 'pg'
 import t from 'tap'
-import { isMisconfigurationAtStartUp, isTransientPostgresError } from '../../src/store/postgres/postgres-errors.js'
+import { isOutageAtStartUp, isTransientPostgresError } from '../../src/store/postgres/postgres-errors.js'
 
 // Which failures are an outage (503, retry later) and which are bugs or misconfiguration (500,
 // or a refused start-up). The errors are built as the driver builds them.
@@ -41,10 +41,13 @@ t.test('bugs and misconfiguration are not', async (t) => {
   t.notOk(isTransientPostgresError('a string'))
 })
 
-// At start-up a server that refuses the database or the role stops the service; after it, the same
-// refusal of a connection is an outage (test/postgres-refused-connections.test.ts).
+// At start-up a server that refuses the connection stops the service, as before it; after it,
+// any refusal of a connection is an outage (test/postgres-refused-connections.test.ts): an error
+// that did not come from opening a connection is judged as before.
 t.test('the refusals that stop start-up', async (t) => {
-  for (const code of ['3D000', '28P01', '28000']) t.ok(isMisconfigurationAtStartUp(databaseError(code)), `SQLSTATE ${code}`)
-  for (const code of ['08006', '57P03', '55000', '53300']) t.notOk(isMisconfigurationAtStartUp(databaseError(code)), `SQLSTATE ${code}`)
-  t.notOk(isMisconfigurationAtStartUp(systemError('ECONNREFUSED')), 'a server that is not there')
+  for (const code of ['3D000', '28P01', '28000', '42704', '42501', '22023', '55000']) {
+    t.notOk(isOutageAtStartUp(databaseError(code)), `SQLSTATE ${code} stops start-up`)
+    t.notOk(isTransientPostgresError(databaseError(code)), `SQLSTATE ${code} from a statement is no outage`)
+  }
+  for (const code of ['08006', '57P03', '53300']) t.ok(isOutageAtStartUp(databaseError(code)), `SQLSTATE ${code} is an outage`)
 })

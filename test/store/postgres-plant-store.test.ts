@@ -161,6 +161,12 @@ t.test('a database that does not exist stops start-up: that is not a passing out
   await t.rejects(PostgresPlantStore.open({ connectionString: url.toString(), poolSize: 1 }), { code: '3D000' })
 })
 
+t.test('a setting the server does not know, in the connection\'s options, stops start-up too', runs, async (t) => {
+  const url = new URL(testPostgresUrl)
+  url.searchParams.set('options', '-c statment_timeout=5')
+  await t.rejects(PostgresPlantStore.open({ connectionString: url.toString(), poolSize: 1 }), { code: '42704' })
+})
+
 t.test('a database that comes back empty is migrated again, and the request that finds it so succeeds', runs, async (t) => {
   const database = await postgresTestDatabase(t)
   const store = await PostgresPlantStore.open({ connectionString: database.url, poolSize: 2 })

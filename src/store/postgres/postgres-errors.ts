@@ -35,21 +35,25 @@ const connectionFailureMessages = [
   'Client has encountered a connection error',
 ]
 
-// The server's refusals of a connection that a wait does not fix at start-up: no such database,
-// no such role or a wrong password. Start-up stops on them; once the service has started, the
-// same refusal (the database dropped or closed to connections, the role dropped) is an outage:
-// every connection that cannot be opened is (PostgresClient).
-const misconfigurationSqlStateClasses = new Set(['3D', '28'])
-
-export function isMisconfigurationAtStartUp (error: unknown): boolean {
-  return error instanceof pg.DatabaseError && misconfigurationSqlStateClasses.has((error.code ?? '').slice(0, 2))
+// Once the service has started, a connection the server refuses is an outage too, whatever it
+// says (the database dropped or closed to connections, the role dropped): requests get a 503
+// until it takes connections again. At start-up the same refusal is misconfiguration, and stops
+// the service (isOutageAtStartUp).
+export function isTransientPostgresError (error: unknown): boolean {
+  return isOutageAtStartUp(error) || (error instanceof pg.DatabaseError && failedToConnect(error) && !permanentSqlStates.has(error.code ?? ''))
 }
 
-export function isTransientPostgresError (error: unknown): boolean {
+// A refusal from the server while connecting, for the logs (a 503 says only that the store is
+// unavailable).
+export function isRefusedConnection (error: unknown): error is pg.DatabaseError {
+  return error instanceof pg.DatabaseError && failedToConnect(error)
+}
+
+export function isOutageAtStartUp (error: unknown): boolean {
   if (error instanceof pg.DatabaseError) {
     const sqlState = error.code ?? ''
     if (permanentSqlStates.has(sqlState)) return false
-    return failedToConnect(error) || transientSqlStates.has(sqlState) || transientSqlStateClasses.has(sqlState.slice(0, 2))
+    return transientSqlStates.has(sqlState) || transientSqlStateClasses.has(sqlState.slice(0, 2))
   }
   if (!(error instanceof Error)) return false
   const systemCode = (error as NodeJS.ErrnoException).code

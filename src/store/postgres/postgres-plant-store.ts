@@ -15,7 +15,7 @@ import type { WebhookStore } from '../webhook-store.js'
 import { StoreUnavailableError, translateStoreError } from '../store-errors.js'
 import { PostgresApiTokenStore } from './postgres-api-token-store.js'
 import { commitWrites, isRefusedByBatchStatement, undefinedTable } from './postgres-batch.js'
-import { isMisconfigurationAtStartUp, isTransientPostgresError } from './postgres-errors.js'
+import { isOutageAtStartUp, isRefusedConnection, isTransientPostgresError } from './postgres-errors.js'
 import { PostgresClient } from './postgres-client.js'
 import { postgresMigrationConnection } from './postgres-migrations.js'
 import { PostgresWebhookStore } from './postgres-webhook-store.js'
@@ -32,6 +32,8 @@ export interface PostgresPlantStoreOptions {
   readonly statementTimeoutMs?: number
   // An idle connection that breaks (the server restarted) is dropped and replaced; this is told.
   readonly onIdleConnectionError?: (error: Error) => void
+  // After start-up, the server refused a connection (its error says why); the request gets a 503.
+  readonly onConnectionRefused?: (error: Error) => void
   readonly batchObserver?: BatchObserver | undefined
 }
 
@@ -57,6 +59,7 @@ export class PostgresPlantStore implements PlantStore {
   private outbox: Outbox = noOutbox
   private readonly connection: pg.ClientConfig
   private readonly statementTimeoutMs: number
+  private readonly onConnectionRefused: ((error: Error) => void) | undefined
   private readonly pool: pg.Pool
   private readonly writes: BatchedWrites
   private readonly reads: BatchedReads<bigint, string | undefined>
@@ -67,15 +70,15 @@ export class PostgresPlantStore implements PlantStore {
 
   // The store is returned even while the database is unreachable: requests get a 503 and the
   // migrations are tried again by the next request or readiness check, so the service starts
-  // in any order with its database and recovers by itself. Any other failure stops start-up, and
-  // so does a server that refuses the database or the role: misconfiguration, not an outage.
+  // in any order with its database and recovers by itself. Any other failure stops start-up (a
+  // database that does not exist, a role refused: misconfiguration, not an outage).
   static async open (options: PostgresPlantStoreOptions): Promise<PostgresPlantStore> {
     const store = new PostgresPlantStore(options)
     try {
       // Start-up waits for the migrations however long they take, another instance's included.
       await store.migrateOnce()
     } catch (error) {
-      if (!isTransientPostgresError(error) || isMisconfigurationAtStartUp(error)) {
+      if (!isOutageAtStartUp(error)) {
         await store.close()
         throw error
       }
@@ -84,8 +87,9 @@ export class PostgresPlantStore implements PlantStore {
   }
 
   private constructor ({
-    connectionString, poolSize, connectTimeoutMs = 2000, statementTimeoutMs = 5000, onIdleConnectionError, batchObserver,
+    connectionString, poolSize, connectTimeoutMs = 2000, statementTimeoutMs = 5000, onIdleConnectionError, onConnectionRefused, batchObserver,
   }: PostgresPlantStoreOptions) {
+    this.onConnectionRefused = onConnectionRefused
     this.description = `PostgreSQL ${withoutPassword(connectionString)}`
     const fromUrl = parseIntoClientConfig(connectionString)
     this.connection = {
@@ -229,6 +233,7 @@ export class PostgresPlantStore implements PlantStore {
     try {
       return await operation()
     } catch (error) {
+      if (isRefusedConnection(error)) this.onConnectionRefused?.(error)
       throw translateStoreError(error, isTransientPostgresError)
     }
   }
