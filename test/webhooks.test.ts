@@ -131,6 +131,7 @@ t.test('an endpoint\'s URL and events are checked when it is registered', async 
     // A URI without `//` has no host (RFC 3986), though a WHATWG parser finds one.
     ['https:8.8.8.8/h', /https:\/\//],
     ['https:/8.8.8.8/h', /https:\/\//],
+    ['https:///8.8.8.8/h', /https:\/\//],
   ]
   for (const [url, reason] of cases) {
     const answer = await app.send({ method: 'POST', url: '/webhook-endpoints', headers: asManagerWithJson, payload: JSON.stringify({ url }) })
@@ -182,4 +183,13 @@ t.test('a connection goes to the address just checked: a name that now resolves 
     policy.lookup('rebinding.example', {}, (error, address) => resolve({ error, address: String(address) }))
   })
   t.same(again, { error: null, address: '93.184.216.34' }, 'and the connection goes to the address checked')
+})
+
+t.test('a URL whose host a WHATWG parser finds where a URI has none is refused', async (t) => {
+  const { EndpointUrlPolicy } = await import('../src/webhooks/endpoint-url-policy.js')
+  const policy = new EndpointUrlPolicy('false', async () => [{ address: '8.8.8.8', family: 4 }])
+  for (const url of ['https:8.8.8.8/h', 'https:/8.8.8.8/h', 'https:///8.8.8.8/h', 'https://\\8.8.8.8/h', 'https:\\\\8.8.8.8/h', ' https://8.8.8.8/h']) {
+    await t.rejects(policy.check(url), { message: /https:\/\// }, JSON.stringify(url))
+  }
+  t.equal((await policy.check('https://8.8.8.8/h')).hostname, '8.8.8.8', 'the host named after //')
 })

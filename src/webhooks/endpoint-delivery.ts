@@ -191,7 +191,7 @@ export class EndpointDelivery {
       // Disabled while this attempt was in flight (another attempt's 410): its messages are
       // failed with it, and an attempt cut short as its connections close is no failure of the
       // endpoint's, to be its last failure.
-      if (outcome.gone === true) observer?.attempted(message.event, 'gone')
+      observer?.attempted(message.event, outcome.gone === true ? 'gone' : 'failed')
       this.inHand.delete(message.seq)
       return
     }

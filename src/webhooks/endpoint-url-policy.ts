@@ -20,8 +20,8 @@ export function hostOf (url: URL): string {
   return url.hostname.replace(/^\[(.*)\]$/, '$1')
 }
 
-// A URL that names its host after `//`.
-const withAuthority = /^https?:\/\//i
+// A URL that names its host right after `//`.
+const withAuthority = /^https?:\/\/[^/\\]/i
 
 // Where a webhook may be sent: `https://` on a host whose every address is public. With
 // WEBHOOK_ALLOW_LOOPBACK=true, the loopback addresses too, over http:// as well, for development;
@@ -46,8 +46,9 @@ export class EndpointUrlPolicy {
     } catch {
       throw new RefusedUrlError('it is not an absolute URL')
     }
-    // `https:8.8.8.8/h` and `https:\\8.8.8.8` parse as that host (WHATWG URL), though as a URI
-    // (RFC 3986) they have none: the URL must say its host the one way both read alike.
+    // `https:8.8.8.8/h`, `https:///8.8.8.8/h` and `https://\\8.8.8.8/h` parse as that host (WHATWG
+    // URL), though as a URI (RFC 3986) they have none: the URL must say its host the one way both
+    // read alike.
     if ((url.protocol !== 'https:' && url.protocol !== 'http:') || !withAuthority.test(text)) throw new RefusedUrlError('it must be an https:// URL')
     if (url.username !== '' || url.password !== '') throw new RefusedUrlError('it must not hold credentials')
     if (text.includes('#')) throw new RefusedUrlError('it must not have a fragment')
