@@ -99,8 +99,8 @@ export class RequestTurn {
 
 const turnOf = new WeakMap<IncomingMessage, RequestTurn>()
 
-// Called for each request of a connection in the order it was read, with the turn of the one
-// read before it.
+// Called for each request of a connection as the connection guard hands it to the app (in the
+// order read), with the turn of the one handed on before it.
 export function takeTurn (request: IncomingMessage, previous: RequestTurn | undefined): RequestTurn {
   const turn = new RequestTurn(previous)
   turnOf.set(request, turn)
