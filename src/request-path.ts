@@ -4,7 +4,7 @@ import type {
 import type { Credentials } from './auth/credentials.js'
 import { type OperationAuthenticator, operationAuthenticator } from './auth/operation-authenticator.js'
 import { SchemaViolationError } from './errors/api-errors.js'
-import { writesQueuedAtOnce } from './handlers/operation-handlers.js'
+import { writesThroughTheStoreQueue } from './handlers/operation-handlers.js'
 import { ignoreBody } from './http/ignored-body.js'
 import { type RequestKind, requestTurn } from './http/request-turns.js'
 import type { Observability } from './observability/observability.js'
@@ -143,7 +143,7 @@ export function createRequestPath ({ document, handlers, credentials, limits, ob
 // What an operation's handler does, for the order of pipelined requests (src/http/request-turns.ts).
 function kindOf (entry: OperationEntry, operationId: string): RequestKind {
   if (entry.method === 'get' || entry.method === 'head') return 'read'
-  return writesQueuedAtOnce.has(operationId) ? 'write' : 'other'
+  return writesThroughTheStoreQueue.has(operationId) ? 'write' : 'other'
 }
 
 // The handler runs in the request's turn: once the requests read before it on its connection
@@ -154,10 +154,7 @@ function inTurn (kind: RequestKind, handle: RouteHandlerMethod): RouteHandlerMet
     if (turn === undefined) return handle.call(this, request, reply)
     const begin = (): unknown => {
       turn.began(kind)
-      const answer = handle.call(this, request, reply)
-      // The handler has run to its first await, by which a write is in the store's queue.
-      if (kind === 'write') turn.queued()
-      return answer
+      return handle.call(this, request, reply)
     }
     const wait = turn.waitFor(kind)
     return wait === undefined ? begin() : wait.then(begin)

@@ -34,7 +34,6 @@ export function createPlantHandler (
   const writePlantDocument = compileDocumentWriter(document, '#/components/schemas/Plant')
   return async function createPlant ({ body }, reply) {
     try {
-      // The write is queued before the first await (writesQueuedAtOnce, operation-handlers.ts).
       const { plant } = await store.createPlant({ id: body.id, document: writePlantDocument(body) }, writeContextOf(reply))
       return sendJsonText<Plant>(reply, plant.document)
     } catch (error) {

@@ -7,7 +7,6 @@ import { noContent, type OperationHandler, type WriteContextOf } from './operati
 // A delete that removes a plant sends its webhooks, linked to this request's trace.
 export function deletePlantHandler (store: PlantStore, writeContextOf: WriteContextOf): OperationHandler<operations['deletePlant']> {
   return async function deletePlant ({ params: { id } }, reply) {
-    // The write is queued before the first await (writesQueuedAtOnce, operation-handlers.ts).
     if (!await store.deletePlant(id, writeContextOf(reply))) return new NotFoundError(`no plant has id ${id}`)
     return noContent(reply)
   }

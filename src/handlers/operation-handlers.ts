@@ -1,4 +1,5 @@
 import { loadApiReferenceFiles } from '../api-reference/api-reference-files.js'
+import { queuedSignalOf } from '../http/request-turns.js'
 import type { ServiceMetrics } from '../observability/service-metrics.js'
 import type { LoadedOpenApiDocument } from '../spec/openapi-document.js'
 import type { PlantStore } from '../store/plant-store.js'
@@ -27,15 +28,17 @@ export interface HandlerDependencies {
   readonly traceparent: () => string | undefined
 }
 
-// The operations whose handlers hand their write to the store before their first await, so that
-// a write pipelined behind one needs it only queued, not done (src/http/request-turns.ts).
-export const writesQueuedAtOnce: ReadonlySet<string> = new Set(['createPlant', 'deletePlant'])
+// The operations whose handlers hand their write to the store's queue (WriteContext.queued tells
+// their turn), so that a write pipelined behind one needs it only queued, not done
+// (src/http/request-turns.ts).
+export const writesThroughTheStoreQueue: ReadonlySet<string> = new Set(['createPlant', 'deletePlant'])
 
 // The service handlers fastify-openapi-glue binds, keyed by operationId.
 export function createOperationHandlers ({ store, openApi, metrics, webhooks, traceparent }: HandlerDependencies): OperationHandlers {
-  // The request's trace, which its webhooks link to, and its connection, whose writes the
-  // store's batch may wait for (src/store/outbox.ts).
-  const writeContextOf: WriteContextOf = (reply) => ({ traceparent: traceparent(), writer: reply.request.raw.socket })
+  // The request's trace, which its webhooks link to; its connection, whose writes the store's
+  // batch may wait for; and its turn among the requests pipelined on that connection
+  // (src/store/outbox.ts).
+  const writeContextOf: WriteContextOf = ({ request: { raw } }) => ({ traceparent: traceparent(), writer: raw.socket, queued: queuedSignalOf(raw) })
   return {
     getRoot: getRootHandler(),
     listPlants: listPlantsHandler(store, openApi.document),

@@ -14,7 +14,7 @@ import type { IncomingMessage } from 'node:http'
 // waits for every request before it to be done. A request answered without its handler (a 400,
 // a 401) is done when it is answered.
 export type RequestKind =
-  | 'write' // its handler hands its write to the store before its first await (createPlant, deletePlant)
+  | 'write' // its handler hands its write to the store's queue, which tells its turn (createPlant, deletePlant)
   | 'read' // it changes nothing
   | 'other' // it changes something, in its own time (the webhook endpoints' operations)
 
@@ -45,7 +45,7 @@ export class RequestTurn {
     if (kind === 'read') this.#update(this.#letsWritesGo, true)
   }
 
-  // A write's handler has handed its write to the store.
+  // A write is in the store's queue (queuedSignalOf).
   queued (): void {
     this.#update(true, this.#letsReadsGo)
   }
@@ -105,6 +105,14 @@ export function takeTurn (request: IncomingMessage, previous: RequestTurn | unde
   const turn = new RequestTurn(previous)
   turnOf.set(request, turn)
   return turn
+}
+
+// What the store calls once the request's write is in its queue (WriteContext.queued): the
+// writes behind it may then be queued too. A write that never reaches the queue (refused, or
+// failed first) lets them go once it is answered.
+export function queuedSignalOf (request: IncomingMessage): (() => void) | undefined {
+  const turn = turnOf.get(request)
+  return turn === undefined ? undefined : () => { turn.queued() }
 }
 
 // The request's turn; undefined for a request that took none (one injected by a test).

@@ -64,6 +64,9 @@ export class BatchedWrites {
     // A write that arrives while the store closes gets a 503: another instance, or this one
     // once restarted, can take it.
     if (this.closing) throw new StoreUnavailableError(1)
-    return this.groupCommit.submit(write, write.context?.writer)
+    const result = this.groupCommit.submit(write, write.context?.writer)
+    // In the queue now: a write after it keeps its place behind it.
+    write.context?.queued?.()
+    return result
   }
 }

@@ -50,9 +50,11 @@ export function bundledMessageId (prefix: string, index: number): string {
 }
 
 // What a write carries besides the plant: the trace of the request that made it, sent on with
-// its webhooks, and the connection it came on, whose writes a batch may wait for
-// (src/store/group-commit.ts).
+// its webhooks; the connection it came on, whose writes a batch may wait for
+// (src/store/group-commit.ts); and whom to tell once it is in the store's queue, which keeps the
+// order of writes (the request's turn, src/http/request-turns.ts).
 export interface WriteContext {
   readonly traceparent?: string | undefined
   readonly writer?: Writer | undefined
+  readonly queued?: (() => void) | undefined
 }
