@@ -457,7 +457,7 @@ export interface components {
             /**
              * Format: uri
              * @description Where to send the events: an `https://` URL on a host that resolves only to public
-             *     addresses, without credentials or a fragment.
+             *     addresses, without credentials, a fragment or port 0.
              */
             url: string;
             /**

@@ -166,6 +166,11 @@ t.test('WEBHOOK_ALLOW_LOOPBACK=only allows loopback address literals and resolve
     const answer = await app.send({ method: 'POST', url: '/webhook-endpoints', headers: asManagerWithJson, payload: JSON.stringify({ url }) })
     t.same([answer.statusCode, (answer.body as { error: number }).error], [400, 40008], `${url}, with no //, is refused`)
   }
+  for (const url of ['http://127.0.0.1:0/hook', 'http://[::1]:00/hook']) {
+    const answer = await app.send({ method: 'POST', url: '/webhook-endpoints', headers: asManagerWithJson, payload: JSON.stringify({ url }) })
+    t.same([answer.statusCode, (answer.body as { error: number }).error], [400, 40008], `${url}, at port 0, is refused`)
+    t.match((answer.body as { message: string }).message, /port 0/)
+  }
 })
 
 t.test('a connection goes to the address just checked: a name that now resolves to a private address is refused', async (t) => {

@@ -129,11 +129,10 @@ export class EndpointConnection {
   }
 
   private reasonOf (error: unknown): string {
-    if (error instanceof Error && error.name === 'TimeoutError') return `timed out after ${this.timeoutMs / 1000} seconds`
-    if (error instanceof errors.HeadersTimeoutError || error instanceof errors.BodyTimeoutError) {
-      return `timed out after ${this.timeoutMs / 1000} seconds`
-    }
-    if (error instanceof errors.ConnectTimeoutError) return `could not connect within ${this.timeoutMs / 1000} seconds`
+    const timeout = this.timeoutMs === 1000 ? '1 second' : `${this.timeoutMs / 1000} seconds`
+    if (error instanceof Error && error.name === 'TimeoutError') return `timed out after ${timeout}`
+    if (error instanceof errors.HeadersTimeoutError || error instanceof errors.BodyTimeoutError) return `timed out after ${timeout}`
+    if (error instanceof errors.ConnectTimeoutError) return `could not connect within ${timeout}`
     const code = (error as { code?: unknown }).code
     if (code === 'ECONNREFUSED') return 'connection refused'
     if (error instanceof RefusedUrlError) return `refused: ${error.message}`

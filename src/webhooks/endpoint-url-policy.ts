@@ -52,6 +52,8 @@ export class EndpointUrlPolicy {
     if ((url.protocol !== 'https:' && url.protocol !== 'http:') || !withAuthority.test(text)) throw new RefusedUrlError('it must be an https:// URL')
     if (url.username !== '' || url.password !== '') throw new RefusedUrlError('it must not hold credentials')
     if (text.includes('#')) throw new RefusedUrlError('it must not have a fragment')
+    // Port 0 asks the system for any free port when listening: no server can be reached at it.
+    if (url.port === '0') throw new RefusedUrlError('its port 0 is no port a server can be reached at')
     const addresses = await this.addressesOf(url)
     if (url.protocol === 'http:' && !(this.allowLoopback && addresses.every(({ address }) => isLoopback(address)))) {
       throw new RefusedUrlError('it must be an https:// URL')

@@ -111,6 +111,13 @@ test('an informational answer is not the answer: a connection lost after one is 
   t.match(outcome, { reason: /^could not send/ }, 'not judged as "answered 103"')
 })
 
+test('an endpoint that never answers is a failure after the timeout, said in words', async (t) => {
+  const url = await endpoint(t, () => undefined)
+  const connection = new EndpointConnection(url, new EndpointUrlPolicy('only'), timeoutMs)
+  t.teardown(async () => connection.close())
+  t.same(await connection.send(attempt), { delivered: false, reason: 'timed out after 1 second' })
+})
+
 test('an answer whose body never stops is cut short and judged by its status', async (t) => {
   const chunk = Buffer.alloc(64 * 1024, 'x')
   const url = await endpoint(t, (response) => {
