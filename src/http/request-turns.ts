@@ -45,7 +45,8 @@ export class RequestTurn {
     if (kind === 'read') this.#update(this.#letsWritesGo, true)
   }
 
-  // A write is in the store's queue (queuedSignalOf).
+  // A write is in the store's queue (the store tells it, WriteContext.turn). A write that never
+  // reaches the queue (refused, or failed first) lets the writes behind it go once it is answered.
   queued (): void {
     this.#update(true, this.#letsReadsGo)
   }
@@ -105,14 +106,6 @@ export function takeTurn (request: IncomingMessage, previous: RequestTurn | unde
   const turn = new RequestTurn(previous)
   turnOf.set(request, turn)
   return turn
-}
-
-// What the store calls once the request's write is in its queue (WriteContext.queued): the
-// writes behind it may then be queued too. A write that never reaches the queue (refused, or
-// failed first) lets them go once it is answered.
-export function queuedSignalOf (request: IncomingMessage): (() => void) | undefined {
-  const turn = turnOf.get(request)
-  return turn === undefined ? undefined : () => { turn.queued() }
 }
 
 // The request's turn; undefined for a request that took none (one injected by a test).

@@ -66,7 +66,7 @@ export class BatchedWrites {
     if (this.closing) throw new StoreUnavailableError(1)
     const result = this.groupCommit.submit(write, write.context?.writer)
     // In the queue now: a write after it keeps its place behind it.
-    write.context?.queued?.()
+    write.context?.turn?.queued()
     return result
   }
 }

@@ -51,10 +51,16 @@ export function bundledMessageId (prefix: string, index: number): string {
 
 // What a write carries besides the plant: the trace of the request that made it, sent on with
 // its webhooks; the connection it came on, whose writes a batch may wait for
-// (src/store/group-commit.ts); and whom to tell once it is in the store's queue, which keeps the
-// order of writes (the request's turn, src/http/request-turns.ts).
+// (src/store/group-commit.ts); and the request's turn among those pipelined on that connection
+// (src/http/request-turns.ts), told once the write is in the store's queue.
 export interface WriteContext {
   readonly traceparent?: string | undefined
   readonly writer?: Writer | undefined
-  readonly queued?: (() => void) | undefined
+  readonly turn?: QueuedWriteTurn | undefined
+}
+
+// Told once, when the write's place in the order of writes is fixed (it is in the store's queue):
+// the writes pipelined behind it may then be queued too. It must not throw.
+export interface QueuedWriteTurn {
+  queued: () => void
 }

@@ -34,6 +34,8 @@ export interface PlantStore {
   // the id is taken by a plant with another document, and with StoreUnavailableError when the
   // backend cannot be reached for now.
   // The webhooks' messages of the change are written in the same transaction (useOutbox).
+  // context.turn is told once the write is in the store's queue, before the first await
+  // (BatchedWrites does it): a pipelined write behind it waits for that, and no longer.
   createPlant (plant: PlantRow, context?: WriteContext): Promise<CreatePlantOutcome>
   // The plant stored under the id, or undefined when there is none. Rejects with
   // StoreUnavailableError when the backend cannot be reached for now.
@@ -42,7 +44,7 @@ export interface PlantStore {
   // so a page costs the same wherever it starts), and whether more follow.
   listPlants (after: bigint | undefined, limit: number): Promise<PlantPage>
   // Deletes the plant, durably, in the order of the creates and deletes the store received:
-  // true when there was one, false when no plant had the id.
+  // true when there was one, false when no plant had the id. context.turn as for createPlant.
   deletePlant (id: bigint, context?: WriteContext): Promise<boolean>
   // Where the messages of the changes committed from now on come from (none until called).
   useOutbox (outbox: Outbox): void

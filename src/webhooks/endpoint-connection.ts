@@ -37,12 +37,16 @@ export class EndpointConnection {
   // Why the endpoint's address is refused, or undefined when it is not.
   private readonly refusal: Promise<unknown>
   private readonly sharedDeadlineWithinMs: number
+  // The timeout as a failure's reason says it ("1 second", "2.5 seconds").
+  private readonly timeoutInWords: string
   private deadline: AbortSignal | undefined
   private deadlineSince = Number.NEGATIVE_INFINITY
 
   constructor (url: URL, policy: EndpointUrlPolicy, private readonly timeoutMs: number) {
     this.path = `${url.pathname}${url.search}`
     this.sharedDeadlineWithinMs = timeoutMs * attemptsPerDeadlineWithin
+    const seconds = Number((timeoutMs / 1000).toFixed(3))
+    this.timeoutInWords = seconds === 1 ? '1 second' : `${seconds} seconds`
     this.refusal = isIP(hostOf(url)) === 0
       ? Promise.resolve(undefined)
       : policy.addressesOf(url).then(() => undefined, (error: unknown) => error)
@@ -129,10 +133,9 @@ export class EndpointConnection {
   }
 
   private reasonOf (error: unknown): string {
-    const timeout = this.timeoutMs === 1000 ? '1 second' : `${this.timeoutMs / 1000} seconds`
-    if (error instanceof Error && error.name === 'TimeoutError') return `timed out after ${timeout}`
-    if (error instanceof errors.HeadersTimeoutError || error instanceof errors.BodyTimeoutError) return `timed out after ${timeout}`
-    if (error instanceof errors.ConnectTimeoutError) return `could not connect within ${timeout}`
+    if (error instanceof Error && error.name === 'TimeoutError') return `timed out after ${this.timeoutInWords}`
+    if (error instanceof errors.HeadersTimeoutError || error instanceof errors.BodyTimeoutError) return `timed out after ${this.timeoutInWords}`
+    if (error instanceof errors.ConnectTimeoutError) return `could not connect within ${this.timeoutInWords}`
     const code = (error as { code?: unknown }).code
     if (code === 'ECONNREFUSED') return 'connection refused'
     if (error instanceof RefusedUrlError) return `refused: ${error.message}`

@@ -53,7 +53,7 @@ export class EndpointUrlPolicy {
     if (url.username !== '' || url.password !== '') throw new RefusedUrlError('it must not hold credentials')
     if (text.includes('#')) throw new RefusedUrlError('it must not have a fragment')
     // Port 0 asks the system for any free port when listening: no server can be reached at it.
-    if (url.port === '0') throw new RefusedUrlError('its port 0 is no port a server can be reached at')
+    if (url.port === '0') throw new RefusedUrlError('port 0 cannot be connected to')
     const addresses = await this.addressesOf(url)
     if (url.protocol === 'http:' && !(this.allowLoopback && addresses.every(({ address }) => isLoopback(address)))) {
       throw new RefusedUrlError('it must be an https:// URL')
