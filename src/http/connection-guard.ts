@@ -1,8 +1,9 @@
-import type { IncomingMessage, Server, ServerOptions, ServerResponse } from 'node:http'
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyBaseLogger, FastifyServerFactory } from 'fastify'
 import type { PendingAnswers } from './client-error-response.js'
 import { FairRequestQueue } from './fair-request-queue.js'
+import { applyFastifyTimeouts, httpOptionsOf } from './fastify-server-settings.js'
 import { GentlyClosingServer } from './gently-closing-server.js'
 import type { ConnectionLimits } from './connection-limits.js'
 import { closeIdleConnections, closeStalledConnections, type Exchange, type GuardedConnection } from './guarded-connection.js'
@@ -10,14 +11,6 @@ import { cutParserWhen } from './parser-cut.js'
 import type { RequestLoad } from './request-load.js'
 import { requestTurn, takeTurn } from './request-turns.js'
 import { withoutStackTraces } from './without-stack-traces.js'
-
-// The settings of Fastify's options that it would apply to a server of its own.
-interface FastifyServerSettings {
-  readonly http?: ServerOptions
-  readonly keepAliveTimeout?: number
-  readonly requestTimeout?: number
-  readonly connectionTimeout?: number
-}
 
 type RequestHandler = (request: IncomingMessage, response: ServerResponse) => void
 const sweepIntervalMs = 100
@@ -65,18 +58,14 @@ export class ConnectionGuard {
     this.#responseClosed = function () { answered(this) }
   }
 
-  // For Fastify's serverFactory option. Fastify sets its timeouts on a server it creates itself;
-  // a factory's server gets them here.
+  // For Fastify's serverFactory option.
   readonly serverFactory: FastifyServerFactory = (handler, fastifyOptions) => {
-    const options = fastifyOptions as FastifyServerSettings
     this.#handler = handler
-    const server = new GentlyClosingServer(options.http ?? {}, (request, response) => {
+    const server = new GentlyClosingServer(httpOptionsOf(fastifyOptions), (request, response) => {
       this.#handle(request, response)
     }, () => { this.beginShutdown() })
     this.#server = server
-    server.keepAliveTimeout = options.keepAliveTimeout ?? 72_000
-    server.requestTimeout = options.requestTimeout ?? 0
-    server.setTimeout(options.connectionTimeout ?? 0)
+    applyFastifyTimeouts(server, fastifyOptions)
     server.maxConnections = this.#limits.maxConnections
     // Runs after Node's own connection listener, which gives the socket the parser the guard cuts.
     server.on('connection', (socket: Socket) => {
