@@ -74,8 +74,8 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
       observability,
     })
 
-    // First of the preClose hooks: the webhook deliveries' stop can take a while, and an answer
-    // written meanwhile must already tell its client to close. A signal's handler begins it
+    // First of the preClose hooks: an answer written while the others run must already tell its
+    // client to close. A signal's handler begins it
     // sooner still (src/server.ts): app.close() reaches its hooks some turns of the event loop
     // later.
     app.decorate('beginShutdown', () => { connectionGuard.beginShutdown() })

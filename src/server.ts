@@ -31,9 +31,11 @@ async function start (): Promise<void> {
     throw new ListenError(config, error)
   }
   // SIGTERM and SIGINT stop new connections, let in-flight requests finish (a stalled one is
-  // cut after REQUEST_TIMEOUT), then close the store; a second signal, or REQUEST_TIMEOUT plus
-  // 10 seconds, ends the process anyway.
-  closeWithGrace({ delay: config.REQUEST_TIMEOUT + 10_000 }, async ({ signal, err }) => {
+  // cut after REQUEST_TIMEOUT) and the webhook attempts in flight end (within WEBHOOK_TIMEOUT and
+  // a fifteenth), then close the store; a second signal, or the longer of the two plus 10
+  // seconds, ends the process anyway.
+  const attemptsEndWithinMs = config.WEBHOOK_TIMEOUT * 1000 * 16 / 15
+  closeWithGrace({ delay: Math.ceil(Math.max(config.REQUEST_TIMEOUT, attemptsEndWithinMs)) + 10_000 }, async ({ signal, err }) => {
     if (err !== undefined) app.log.error({ err }, 'shutting down after an uncaught error')
     else app.log.info({ signal }, 'shutting down')
     app.beginShutdown()

@@ -136,6 +136,34 @@ testOnEveryBackend(t, 'messages wait in the store while the receiver is down, ac
   for (const delivery of received) verifiedDelivery(t, delivery, secret)
 })
 
+testOnEveryBackend(t, 'a clean stop lets an attempt in flight end: a slow receiver is not sent the message again', async (t, database) => {
+  const answerAfterMs = 3000
+  const received: string[] = []
+  const receiver = createServer((request, response) => {
+    received.push(String(request.headers['webhook-id']))
+    request.resume()
+    setTimeout(() => response.end(), answerAfterMs)
+  })
+  receiver.listen(0, '127.0.0.1')
+  await once(receiver, 'listening')
+  t.teardown(() => { receiver.closeAllConnections(); receiver.close() })
+  const { port } = receiver.address() as AddressInfo
+  const settings = { DATABASE_URL: database.url, ...webhookTestSettings, WEBHOOK_TIMEOUT: 10 }
+  const first = await buildTestApp(t, settings)
+  await registerEndpoint(t, first, `http://127.0.0.1:${port}/hook`)
+  await first.createPlant({ id: 1, name: 'Fern' })
+  for (let waited = 0; received.length === 0 && waited < 10_000; waited += 20) await sleep(20)
+  const stopping = performance.now()
+  await first.app.close()
+  t.ok(performance.now() - stopping > answerAfterMs - 500, 'the stop waited for the receiver\'s answer')
+
+  const second = await buildTestApp(t, settings)
+  t.match(await endpointStates(second), [{ pendingMessages: 0, failedMessages: 0 }], 'recorded as delivered at the stop')
+  // Long enough for a message still owed to be sent again (its retry is due within 0.2 s).
+  for (let waited = 0; received.length === 1 && waited < 2500; waited += 50) await sleep(50)
+  t.same(received.length, 1, 'sent once: no duplicate after a clean stop')
+})
+
 // Such rows are left by a batch racing the endpoint's deletion on PostgreSQL
 // (test/store/message-bundles.test.ts); here a SQLite file holds them, written by hand.
 t.test('messages owed to an endpoint that no longer exists are deleted once deliveries start', async (t) => {

@@ -145,9 +145,17 @@ export class EndpointDelivery {
     for (const seq of delivered) this.inHand.delete(seq)
   }
 
-  // Waits up to `ms` for the attempts in flight, then closes the connections.
-  async close (ms: number): Promise<void> {
-    await Promise.race([Promise.all(this.attempts), new Promise((resolve) => setTimeout(resolve, ms).unref())])
+  // Cuts the attempts in flight short, and closes the connections: for an endpoint this instance
+  // no longer holds (deleted, disabled, or leased elsewhere).
+  async close (): Promise<void> {
+    await this.connection.close()
+  }
+
+  // Lets the attempts in flight end, by their answer or their timeout (WEBHOOK_TIMEOUT), then
+  // closes the connections: an attempt cut short may have been handled by its receiver, and
+  // would be sent again, a duplicate after a clean stop.
+  async finish (): Promise<void> {
+    await Promise.all(this.attempts)
     await this.connection.close()
   }
 

@@ -15,8 +15,6 @@ const subscriptionsEveryMs = 1000
 // stopped renewing it (it died, or lost its database).
 const leaseMs = 10_000
 const renewEveryMs = 2000
-// On close, attempts in flight are given this long to finish.
-const closeWaitMs = 2000
 // A failure to reach the store is logged once a minute at most while it lasts.
 const warnEveryMs = 60_000
 // How often the messages of deleted endpoints are looked for (src/store/webhook-store.ts): rows
@@ -75,11 +73,18 @@ export class WebhookDispatcher {
     this.round = this.runRounds().finally(() => { this.round = undefined })
   }
 
-  async stop (): Promise<void> {
+  // Starts no more attempts; those in flight go on.
+  pause (): void {
     this.stopped = true
     clearInterval(this.timer)
+  }
+
+  // Lets the attempts in flight end (by their answer or their timeout), records what was
+  // delivered, and lets the endpoints' leases go.
+  async stop (): Promise<void> {
+    this.pause()
     await this.round
-    await Promise.all([...this.deliveries.values()].map(async (delivery) => delivery.close(closeWaitMs)))
+    await Promise.all([...this.deliveries.values()].map(async (delivery) => delivery.finish()))
     try {
       for (const delivery of this.deliveries.values()) await delivery.flush()
       await this.store.releaseEndpoints(this.owner)
@@ -157,7 +162,7 @@ export class WebhookDispatcher {
     for (const [id, delivery] of this.deliveries) {
       if (!heldIds.has(id) || delivery.disabled) {
         this.deliveries.delete(id)
-        void delivery.flush().catch(() => undefined).finally(() => { void delivery.close(0) })
+        void delivery.flush().catch(() => undefined).finally(() => { void delivery.close() })
       }
     }
     for (const endpoint of held) {

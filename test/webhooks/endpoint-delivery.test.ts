@@ -48,7 +48,7 @@ test('a delivery that read every due message reads the outbox again only after a
       pacer: new DeliveryPacer(),
       outboxCommitsHere: () => outboxCommits,
     })
-  t.teardown(async () => delivery.close(0))
+  t.teardown(async () => delivery.close())
   // Rounds as the dispatcher runs them, all at one moment: one on every attempt's end.
   const now = Date.now()
   const settled = { count: 0 }
@@ -108,7 +108,7 @@ test('attempts cut short as a 410 disables their endpoint are not its last failu
   await delivery.pump(Date.now(), () => undefined)
   while (!delivery.disabled) await sleep(10)
   // The dispatcher lets a disabled endpoint go, closing its connections.
-  await delivery.close(0)
+  await delivery.close()
   await sleep(50)
   t.same(disabled, ['it answered 410 Gone'])
   t.same(failures, ['answered 410 Gone'], 'the endpoint\'s last failure is its 410')
