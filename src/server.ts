@@ -7,6 +7,7 @@ import { stdoutLogDestination } from './http/log-destination.js'
 import { ListenError } from './http/listen-error.js'
 import { startupSummary } from './startup-summary.js'
 import { StoreUnavailableError } from './store/store-errors.js'
+import { attemptEndsWithinMs } from './webhooks/endpoint-connection.js'
 
 // The only place that reads the environment, listens, and handles signals.
 async function start (): Promise<void> {
@@ -34,8 +35,8 @@ async function start (): Promise<void> {
   // cut after REQUEST_TIMEOUT) and the webhook attempts in flight end (within WEBHOOK_TIMEOUT and
   // a fifteenth), then close the store; a second signal, or the longer of the two plus 10
   // seconds, ends the process anyway.
-  const attemptsEndWithinMs = config.WEBHOOK_TIMEOUT * 1000 * 16 / 15
-  closeWithGrace({ delay: Math.ceil(Math.max(config.REQUEST_TIMEOUT, attemptsEndWithinMs)) + 10_000 }, async ({ signal, err }) => {
+  const webhookAttemptsEndWithinMs = attemptEndsWithinMs(config.WEBHOOK_TIMEOUT * 1000)
+  closeWithGrace({ delay: Math.ceil(Math.max(config.REQUEST_TIMEOUT, webhookAttemptsEndWithinMs)) + 10_000 }, async ({ signal, err }) => {
     if (err !== undefined) app.log.error({ err }, 'shutting down after an uncaught error')
     else app.log.info({ signal }, 'shutting down')
     app.beginShutdown()

@@ -27,6 +27,11 @@ const maxAnswerBodyBytes = 128 * 1024
 // Attempts started within this share of the timeout share one signal that ends them all.
 const attemptsPerDeadlineWithin = 1 / 15
 
+// The longest an attempt can take, from its start to its end, for a timeout of timeoutMs.
+export function attemptEndsWithinMs (timeoutMs: number): number {
+  return timeoutMs * (1 + attemptsPerDeadlineWithin)
+}
+
 // The connections to one endpoint's origin (undici keeps them alive between deliveries).
 // Redirects are never followed: a 3xx is a failure. Each connection resolves and checks the
 // endpoint's host name as it opens (EndpointUrlPolicy.lookup); an IP literal, which no lookup

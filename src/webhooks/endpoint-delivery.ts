@@ -2,7 +2,7 @@ import type { DeliveryPacer } from './delivery-pacer.js'
 import type { WebhookObserver } from '../observability/service-metrics.js'
 import type { DeliveryTrace } from '../observability/tracing.js'
 import { beforeEveryMessage, type DueWebhookMessage, type LeasedWebhookEndpoint, type MessagePosition, type WebhookStore } from '../store/webhook-store.js'
-import { type AttemptOutcome, EndpointConnection, maxInFlightPerEndpoint } from './endpoint-connection.js'
+import { attemptEndsWithinMs, type AttemptOutcome, EndpointConnection, maxInFlightPerEndpoint } from './endpoint-connection.js'
 import type { EndpointUrlPolicy } from './endpoint-url-policy.js'
 import type { RetrySchedule } from './retry-schedule.js'
 import { signatureHeader, signingKeyOf } from './webhook-signature.js'
@@ -153,9 +153,11 @@ export class EndpointDelivery {
 
   // Lets the attempts in flight end, by their answer or their timeout (WEBHOOK_TIMEOUT), then
   // closes the connections: an attempt cut short may have been handled by its receiver, and
-  // would be sent again, a duplicate after a clean stop.
+  // would be sent again, a duplicate after a clean stop. Bounded all the same: an attempt still
+  // resolving its endpoint's name has no deadline yet.
   async finish (): Promise<void> {
-    await Promise.all(this.attempts)
+    const bound = new Promise((resolve) => setTimeout(resolve, attemptEndsWithinMs(this.services.timeoutMs) + 1000).unref())
+    await Promise.race([Promise.all(this.attempts), bound])
     await this.connection.close()
   }
 

@@ -73,16 +73,11 @@ export class WebhookDispatcher {
     this.round = this.runRounds().finally(() => { this.round = undefined })
   }
 
-  // Starts no more attempts; those in flight go on.
-  pause (): void {
+  // Starts no more attempts, lets those in flight end (by their answer or their timeout), records
+  // what was delivered, and lets the endpoints' leases go.
+  async stop (): Promise<void> {
     this.stopped = true
     clearInterval(this.timer)
-  }
-
-  // Lets the attempts in flight end (by their answer or their timeout), records what was
-  // delivered, and lets the endpoints' leases go.
-  async stop (): Promise<void> {
-    this.pause()
     await this.round
     await Promise.all([...this.deliveries.values()].map(async (delivery) => delivery.finish()))
     try {
@@ -123,6 +118,8 @@ export class WebhookDispatcher {
       this.nextLeaseAt = now + renewEveryMs
     }
     for (const delivery of this.deliveries.values()) await delivery.flushDue(now)
+    // A round that was running as the service began to stop starts no attempt.
+    if (this.stopped) return
     this.services.pacer.tick(performance.now())
     // Each round starts with the next endpoint, so that, while the pacer holds attempts back,
     // no endpoint takes every attempt an interval allows.

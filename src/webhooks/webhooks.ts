@@ -84,11 +84,6 @@ export class Webhooks {
     this.dispatcher.start()
   }
 
-  // As the service begins to stop: no attempt starts from now on.
-  pause (): void {
-    this.dispatcher.pause()
-  }
-
   async stop (): Promise<void> {
     await this.dispatcher.stop()
   }
