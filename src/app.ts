@@ -75,9 +75,8 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
     })
 
     // First of the preClose hooks: an answer written while the others run must already tell its
-    // client to close. A signal's handler begins it
-    // sooner still (src/server.ts): app.close() reaches its hooks some turns of the event loop
-    // later.
+    // client to close. A signal's handler begins it sooner still (src/server.ts): app.close()
+    // reaches its hooks some turns of the event loop later.
     app.decorate('beginShutdown', () => { connectionGuard.beginShutdown() })
     app.addHook('preClose', async () => { connectionGuard.beginShutdown() })
     // First, so that a request's span starts before any hook can fail it.

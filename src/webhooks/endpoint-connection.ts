@@ -128,7 +128,7 @@ export class EndpointConnection {
   private attemptDeadline (): AbortSignal {
     const now = performance.now()
     if (this.deadline === undefined || now - this.deadlineSince >= this.sharedDeadlineWithinMs) {
-      this.deadline = AbortSignal.timeout(Math.ceil(this.timeoutMs + this.sharedDeadlineWithinMs))
+      this.deadline = AbortSignal.timeout(Math.ceil(attemptEndsWithinMs(this.timeoutMs)))
       // Every attempt in flight listens to it until its answer is closed, before its place is
       // freed: up to maxInFlightPerEndpoint at once, more than Node's default of 10, and no leak.
       setMaxListeners(maxInFlightPerEndpoint, this.deadline)
@@ -138,8 +138,9 @@ export class EndpointConnection {
   }
 
   private reasonOf (error: unknown): string {
-    if (error instanceof Error && error.name === 'TimeoutError') return `timed out after ${this.timeoutInWords}`
-    if (error instanceof errors.HeadersTimeoutError || error instanceof errors.BodyTimeoutError) return `timed out after ${this.timeoutInWords}`
+    const timedOut = (error instanceof Error && error.name === 'TimeoutError') ||
+      error instanceof errors.HeadersTimeoutError || error instanceof errors.BodyTimeoutError
+    if (timedOut) return `timed out after ${this.timeoutInWords}`
     if (error instanceof errors.ConnectTimeoutError) return `could not connect within ${this.timeoutInWords}`
     const code = (error as { code?: unknown }).code
     if (code === 'ECONNREFUSED') return 'connection refused'
