@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { Config } from './config/config.js'
-import type { MigrationReport } from './store/migrations.js'
+import type { MigrationReport } from './store/migration-runner.js'
 
 // The one line a start logs once the service listens: where it listens, where its API reference
 // is, and which store it uses, where, and what its migrations did. It keeps Fastify's

@@ -1,4 +1,4 @@
-// The schema of both backends, version by version, and the one runner that applies it.
+// The schema of both backends, version by version (applied by src/store/migration-runner.ts).
 // Append only: a released migration is never edited, a change is a new version.
 
 export interface Migration {
@@ -200,43 +200,16 @@ export const migrations: readonly Migration[] = [
                );
                CREATE INDEX webhook_message_bundles_endpoint ON webhook_message_bundles (endpoint_id, seq)`,
   },
+  {
+    // An endpoint's rest (after five failures in a row, or as a Retry-After asked) is kept with
+    // the endpoint, not only in the memory of the instance holding its lease: one that takes the
+    // lease over after a crash rests the endpoint as long as was asked, and counts its failures
+    // in a row on from where they were. A release before this one ignores both columns.
+    version: 8,
+    name: "webhook endpoints' rest",
+    sqlite: `ALTER TABLE webhook_endpoints ADD COLUMN failures_in_a_row INTEGER NOT NULL DEFAULT 0;
+             ALTER TABLE webhook_endpoints ADD COLUMN resting_until INTEGER`,
+    postgres: `ALTER TABLE webhook_endpoints ADD COLUMN failures_in_a_row integer NOT NULL DEFAULT 0,
+                 ADD COLUMN resting_until bigint`,
+  },
 ]
-
-// What the runner needs of a backend: one connection of its own, on which beginLocked starts
-// a transaction that holds the backend's migration lock (so that instances starting together
-// apply each migration once) and that has the schema_migrations table.
-export interface MigrationConnection {
-  beginLocked (): Promise<void>
-  appliedVersions (): Promise<readonly number[]>
-  apply (migration: Migration): Promise<void>
-  commit (): Promise<void>
-  rollback (): Promise<void>
-}
-
-// What one run of the migrations did: the versions it applied (none when the schema was up to
-// date), and the schema's version after it. The start-up summary reports it.
-export interface MigrationReport {
-  readonly appliedNow: readonly number[]
-  readonly schemaVersion: number
-}
-
-// Applies what is missing, up to `upTo` (every version by default), in one transaction: a
-// failed migration leaves nothing behind.
-export async function applyMigrations (connection: MigrationConnection, upTo = Number.POSITIVE_INFINITY): Promise<MigrationReport> {
-  try {
-    await connection.beginLocked()
-    const applied = new Set(await connection.appliedVersions())
-    const appliedNow: number[] = []
-    for (const migration of migrations) {
-      if (migration.version <= upTo && !applied.has(migration.version)) {
-        await connection.apply(migration)
-        appliedNow.push(migration.version)
-      }
-    }
-    await connection.commit()
-    return { appliedNow, schemaVersion: Math.max(0, ...applied, ...appliedNow) }
-  } catch (error) {
-    await connection.rollback().catch(() => undefined)
-    throw error
-  }
-}

@@ -1,5 +1,5 @@
 import type { ApiTokenStore } from './api-token-store.js'
-import type { MigrationReport } from './migrations.js'
+import type { MigrationReport } from './migration-runner.js'
 import type { PlantRow } from './plant-row.js'
 import type { Outbox, WriteContext } from './outbox.js'
 import type { WebhookStore } from './webhook-store.js'

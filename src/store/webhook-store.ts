@@ -1,5 +1,5 @@
 // The webhook endpoints consumers register and the messages each is owed, in the plants'
-// database (src/store/migrations.ts, versions 5 and 6). Times are milliseconds since the Unix epoch.
+// database (src/store/migrations.ts, versions 5 to 8). Times are milliseconds since the Unix epoch.
 // Every backend implements this and passes the shared suite in test/store/.
 
 export interface NewWebhookEndpointRow {
@@ -35,6 +35,19 @@ export interface LeasedWebhookEndpoint {
   readonly previousSecretUntil: number | null
   // Since when every attempt has failed; null while the last one succeeded.
   readonly failingSince: number | null
+  // Its failures in a row since its last delivery, and the end of its rest (null: none), as its
+  // last holder recorded them: an instance that takes the lease over goes on from there.
+  readonly failuresInARow: number
+  readonly restingUntil: number | null
+}
+
+// A failed attempt, and what its endpoint's holder made of it.
+export interface EndpointFailure {
+  readonly at: number
+  readonly reason: string
+  readonly failuresInARow: number
+  // null: the endpoint is not rested.
+  readonly restingUntil: number | null
 }
 
 export interface DueWebhookMessage {
@@ -83,8 +96,10 @@ export interface WebhookStore {
   deleteMessages (endpointId: string, seqs: readonly number[]): Promise<void>
   // A failed attempt: the endpoint's message is due again at nextAttemptAt, or failed for good (null).
   rescheduleMessage (endpointId: string, seq: number, attempts: number, nextAttemptAt: number | null): Promise<void>
-  // The endpoint's last failure, and since when it fails (kept from the first failure on).
-  recordFailure (endpointId: string, at: number, reason: string): Promise<void>
+  // The endpoint's last failure, since when it fails (kept from the first failure on), its
+  // failures in a row and its rest.
+  recordFailure (endpointId: string, failure: EndpointFailure): Promise<void>
+  // A delivery: the endpoint no longer fails, nor rests.
   recordSuccess (endpointId: string): Promise<void>
   disableEndpoint (endpointId: string, at: number, reason: string): Promise<void>
   // Messages waiting for an attempt, over every enabled endpoint (a disabled one is sent nothing more).

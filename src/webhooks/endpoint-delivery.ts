@@ -68,14 +68,18 @@ export class EndpointDelivery {
   // batches committed here before it began.
   private foundAllDueAt: number | undefined
   private outboxCommitsAtRead = 0
-  private failuresInARow = 0
-  private restingUntil = 0
+  // Kept with the endpoint too (recordFailure): an instance that takes the lease over after a
+  // crash rests the endpoint as long as was asked, and does not start over at no failures.
+  private failuresInARow: number
+  private restingUntil: number
   private readonly attempts = new Set<Promise<void>>()
   disabled = false
 
   constructor (private endpoint: LeasedWebhookEndpoint, private readonly services: DeliveryServices) {
     this.connection = new EndpointConnection(new URL(endpoint.url), services.policy, services.timeoutMs)
     this.failingSince = endpoint.failingSince
+    this.failuresInARow = endpoint.failuresInARow
+    this.restingUntil = endpoint.restingUntil ?? 0
     this.update(endpoint)
   }
 
@@ -207,7 +211,14 @@ export class EndpointDelivery {
     }
     this.failuresInARow++
     this.failingSince ??= now
-    await store.recordFailure(this.endpoint.id, now, outcome.reason)
+    // The rest is set before any await, so that no attempt starts meanwhile.
+    if (outcome.retryAfterMs !== undefined) this.restingUntil = Math.max(this.restingUntil, now + outcome.retryAfterMs)
+    if (this.failuresInARow >= failuresBeforeRest) {
+      this.restingUntil = Math.max(this.restingUntil, now + schedule.restAfter(this.failuresInARow - failuresBeforeRest + 1))
+    }
+    await store.recordFailure(this.endpoint.id, {
+      at: now, reason: outcome.reason, failuresInARow: this.failuresInARow, restingUntil: this.restingUntil > now ? this.restingUntil : null,
+    })
     if (outcome.gone === true) {
       observer?.attempted(message.event, 'gone')
       await this.disable(now, 'it answered 410 Gone')
@@ -216,10 +227,7 @@ export class EndpointDelivery {
     }
     const attempts = message.attempts + 1
     let nextAttemptAt = schedule.nextAttemptAt(attempts, now)
-    if (outcome.retryAfterMs !== undefined) {
-      this.restingUntil = Math.max(this.restingUntil, now + outcome.retryAfterMs)
-      if (nextAttemptAt !== null) nextAttemptAt = Math.max(nextAttemptAt, now + outcome.retryAfterMs)
-    }
+    if (outcome.retryAfterMs !== undefined && nextAttemptAt !== null) nextAttemptAt = Math.max(nextAttemptAt, now + outcome.retryAfterMs)
     await store.rescheduleMessage(this.endpoint.id, message.seq, attempts, nextAttemptAt)
     observer?.attempted(message.event, nextAttemptAt === null ? 'exhausted' : 'failed')
     this.inHand.delete(message.seq)
@@ -227,9 +235,6 @@ export class EndpointDelivery {
     this.queue = []
     this.readFrom = beforeEveryMessage
     this.foundAllDueAt = undefined
-    if (this.failuresInARow >= failuresBeforeRest) {
-      this.restingUntil = Math.max(this.restingUntil, now + schedule.restAfter(this.failuresInARow - failuresBeforeRest + 1))
-    }
     if (now - this.failingSince >= this.services.disableAfterMs) {
       await this.disable(now, `every attempt failed for ${Math.round((now - this.failingSince) / 1000)} seconds`)
     }

@@ -1,6 +1,6 @@
 import pg from 'pg'
 import t from 'tap'
-import { applyMigrations } from '../../src/store/migrations.js'
+import { applyMigrations } from '../../src/store/migration-runner.js'
 import { postgresMigrationConnection } from '../../src/store/postgres/postgres-migrations.js'
 import { Database } from '../../src/store/sqlite/sqlite-driver.js'
 import { sqliteMigrationConnection } from '../../src/store/sqlite/sqlite-migrations.js'

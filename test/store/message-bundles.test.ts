@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import pg from 'pg'
 import t, { type Test } from 'tap'
-import { applyMigrations } from '../../src/store/migrations.js'
+import { applyMigrations } from '../../src/store/migration-runner.js'
 import { messageBody, type Outbox, type PlantChange } from '../../src/store/outbox.js'
 import type { PlantStore } from '../../src/store/plant-store.js'
 import { postgresMigrationConnection } from '../../src/store/postgres/postgres-migrations.js'
@@ -228,7 +228,7 @@ t.test('SQLite', async (t) => {
     }
     const store = await SqlitePlantStore.open({ filename })
     t.teardown(() => store.close())
-    t.equal(store.migrationsAtOpen.schemaVersion, 7)
+    t.equal(store.migrationsAtOpen.schemaVersion, 8)
     store.useOutbox(outbox)
     await store.createPlant(plantRow({ id: 9n, name: 'Fern' }))
     const due = await store.webhooks.dueMessages(everyEvent, Date.now() + 1000, beforeEveryMessage, 64)
@@ -297,7 +297,7 @@ t.test('PostgreSQL', { skip: postgresSkipReason }, async (t) => {
     }
     const store = await PostgresPlantStore.open({ connectionString: database.url, poolSize: 2 })
     t.teardown(() => store.close())
-    t.equal(store.migrationsAtOpen?.schemaVersion, 7)
+    t.equal(store.migrationsAtOpen?.schemaVersion, 8)
     store.useOutbox(outbox)
     await store.createPlant(plantRow({ id: 9n, name: 'Fern' }))
     t.equal(await store.webhooks.pendingMessages(), 2, 'counted: the message from before, and the one bundled since')

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { test } from 'tap'
-import type { DueWebhookMessage, MessagePosition, WebhookStore } from '../../src/store/webhook-store.js'
+import type { DueWebhookMessage, EndpointFailure, MessagePosition, WebhookStore } from '../../src/store/webhook-store.js'
 import { DeliveryPacer } from '../../src/webhooks/delivery-pacer.js'
-import { EndpointDelivery } from '../../src/webhooks/endpoint-delivery.js'
+import { type DeliveryServices, EndpointDelivery } from '../../src/webhooks/endpoint-delivery.js'
 import { EndpointUrlPolicy } from '../../src/webhooks/endpoint-url-policy.js'
 import { RetrySchedule } from '../../src/webhooks/retry-schedule.js'
 import { newSigningSecret } from '../../src/webhooks/webhook-signature.js'
@@ -31,23 +31,29 @@ class CountingOutbox {
   } as unknown as WebhookStore
 }
 
+// What every delivery of these tests shares, with what a test sets itself.
+function deliveryServices (store: WebhookStore, settings: Partial<DeliveryServices> = {}): DeliveryServices {
+  return {
+    store,
+    schedule: new RetrySchedule('0'),
+    policy: new EndpointUrlPolicy('only'),
+    timeoutMs: 10_000,
+    disableAfterMs: 60_000,
+    observer: undefined,
+    traceDelivery: () => undefined,
+    pacer: new DeliveryPacer(),
+    outboxCommitsHere: () => 0,
+    ...settings,
+  }
+}
+
 test('a delivery that read every due message reads the outbox again only after a commit here, or after a while', async (t) => {
   const receiver = await startWebhookReceiver(t)
   const outbox = new CountingOutbox()
   let outboxCommits = 0
   const delivery = new EndpointDelivery(
-    { id: 'endpoint', url: receiver.url, secret: newSigningSecret(), previousSecret: null, previousSecretUntil: null, failingSince: null },
-    {
-      store: outbox.store,
-      schedule: new RetrySchedule('0'),
-      policy: new EndpointUrlPolicy('only'),
-      timeoutMs: 1000,
-      disableAfterMs: 60_000,
-      observer: undefined,
-      traceDelivery: () => undefined,
-      pacer: new DeliveryPacer(),
-      outboxCommitsHere: () => outboxCommits,
-    })
+    { id: 'endpoint', url: receiver.url, secret: newSigningSecret(), previousSecret: null, previousSecretUntil: null, failingSince: null, failuresInARow: 0, restingUntil: null },
+    deliveryServices(outbox.store, { timeoutMs: 1000, outboxCommitsHere: () => outboxCommits }))
   t.teardown(async () => delivery.close())
   // Rounds as the dispatcher runs them, all at one moment: one on every attempt's end.
   const now = Date.now()
@@ -87,23 +93,13 @@ test('attempts cut short as a 410 disables their endpoint are not its last failu
   const disabled: string[] = []
   const store = {
     ...outbox.store,
-    recordFailure: async (_endpointId: string, _at: number, reason: string) => { failures.push(reason) },
+    recordFailure: async (_endpointId: string, { reason }: EndpointFailure) => { failures.push(reason) },
     disableEndpoint: async (_endpointId: string, _at: number, reason: string) => { disabled.push(reason) },
     rescheduleMessage: async () => undefined,
   } as unknown as WebhookStore
   const delivery = new EndpointDelivery(
-    { id: 'endpoint', url: receiver.url, secret: newSigningSecret(), previousSecret: null, previousSecretUntil: null, failingSince: null },
-    {
-      store,
-      schedule: new RetrySchedule('0'),
-      policy: new EndpointUrlPolicy('only'),
-      timeoutMs: 10_000,
-      disableAfterMs: 60_000,
-      observer: undefined,
-      traceDelivery: () => undefined,
-      pacer: new DeliveryPacer(),
-      outboxCommitsHere: () => 0,
-    })
+    { id: 'endpoint', url: receiver.url, secret: newSigningSecret(), previousSecret: null, previousSecretUntil: null, failingSince: null, failuresInARow: 0, restingUntil: null },
+    deliveryServices(store))
   for (let i = 0; i < 3; i++) outbox.add()
   await delivery.pump(Date.now(), () => undefined)
   while (!delivery.disabled) await sleep(10)
@@ -112,4 +108,38 @@ test('attempts cut short as a 410 disables their endpoint are not its last failu
   await sleep(50)
   t.same(disabled, ['it answered 410 Gone'])
   t.same(failures, ['answered 410 Gone'], 'the endpoint\'s last failure is its 410')
+})
+
+// A holder killed while its endpoint rested (five failures in a row, or a Retry-After) leaves the
+// rest in the store; the instance that takes the lease over is leased it, and neither sends before
+// it ends nor forgets the failures: one message at a time until one is delivered.
+test('a delivery leased an endpoint that rests waits for the rest to end, then probes with one message at a time', async (t) => {
+  const receiver = await startWebhookReceiver(t, () => ({ status: 500 }))
+  const outbox = new CountingOutbox()
+  const failures: EndpointFailure[] = []
+  const store = {
+    ...outbox.store,
+    recordFailure: async (_endpointId: string, failure: EndpointFailure) => { failures.push(failure) },
+    rescheduleMessage: async () => undefined,
+  } as unknown as WebhookStore
+  const restingUntil = Date.now() + 300
+  const delivery = new EndpointDelivery(
+    { id: 'endpoint', url: receiver.url, secret: newSigningSecret(), previousSecret: null, previousSecretUntil: null, failingSince: Date.now() - 60_000, failuresInARow: 5, restingUntil },
+    // The rests after failures 5, 6, ...: the schedule's waits from its second on, a second each.
+    deliveryServices(store, { schedule: new RetrySchedule('0,1,1') }))
+  t.teardown(async () => delivery.close())
+  for (let i = 0; i < 5; i++) outbox.add()
+  const pumpFor = async (ms: number): Promise<void> => {
+    for (const until = Date.now() + ms; Date.now() < until; await sleep(10)) await delivery.pump(Date.now(), () => undefined)
+  }
+
+  await pumpFor(restingUntil - Date.now() - 50)
+  t.equal(receiver.received.length, 0, 'nothing is sent while the endpoint rests')
+  await pumpFor(400)
+  t.equal(receiver.received.length, 1, 'after the rest, one message, not the five waiting')
+  t.equal(failures.length, 1)
+  const [failure] = failures
+  t.equal(failure?.failuresInARow, 6, 'its failure is the sixth in a row')
+  t.ok(failure !== undefined && failure.restingUntil !== null && failure.restingUntil - failure.at === 1000,
+    'and rests the endpoint again, as long as the schedule says, recorded for the next holder')
 })

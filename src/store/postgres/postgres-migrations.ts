@@ -1,5 +1,5 @@
 import type { ClientBase } from 'pg'
-import type { MigrationConnection } from '../migrations.js'
+import type { MigrationConnection } from '../migration-runner.js'
 
 // One key for every instance of this service: instances that start together queue on it, so
 // each migration is applied once. Any fixed int64 will do: this is 0x706c616e7473, "plants".

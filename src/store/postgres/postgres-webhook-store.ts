@@ -1,5 +1,5 @@
 import type {
-  DueWebhookMessage, LeasedWebhookEndpoint, MessagePosition, NewWebhookEndpointRow, WebhookEndpointSummary, WebhookStore,
+  DueWebhookMessage, EndpointFailure, LeasedWebhookEndpoint, MessagePosition, NewWebhookEndpointRow, WebhookEndpointSummary, WebhookStore,
 } from '../webhook-store.js'
 import { type EndpointRecord, endpointSummaryOf, numberOrNull } from '../webhook-endpoint-record.js'
 import type { RunPostgresQuery } from './postgres-api-token-store.js'
@@ -15,6 +15,8 @@ interface LeaseRecord {
   previous_secret: string | null
   previous_secret_until: Bigint | null
   failing_since: Bigint | null
+  failures_in_a_row: number
+  resting_until: Bigint | null
 }
 
 interface MessageRecord {
@@ -38,7 +40,7 @@ const selectEndpoints = `SELECT e.id, e.url, e.events, e.created_at, e.disabled_
 // lock makes the second re-check the condition against the first's lease.
 const leaseEndpoints = `UPDATE webhook_endpoints SET lease_owner = $1, lease_until = $2
   WHERE disabled_at IS NULL AND (lease_owner = $1 OR lease_until IS NULL OR lease_until < $3)
-  RETURNING id, url, secret, previous_secret, previous_secret_until, failing_since`
+  RETURNING id, url, secret, previous_secret, previous_secret_until, failing_since, failures_in_a_row, resting_until`
 const selectDue = `SELECT seq, message_id, event, body, traceparent, committed_at, attempts, next_attempt_at
   FROM webhook_messages WHERE endpoint_id = $1 AND next_attempt_at <= $2 AND (next_attempt_at, seq) > ($3, $4)
   ORDER BY next_attempt_at, seq LIMIT $5`
@@ -125,6 +127,8 @@ export class PostgresWebhookStore implements WebhookStore {
       previousSecret: record.previous_secret,
       previousSecretUntil: numberOrNull(record.previous_secret_until),
       failingSince: numberOrNull(record.failing_since),
+      failuresInARow: record.failures_in_a_row,
+      restingUntil: numberOrNull(record.resting_until),
     }))
   }
 
@@ -170,16 +174,20 @@ export class PostgresWebhookStore implements WebhookStore {
     })
   }
 
-  async recordFailure (endpointId: string, at: number, reason: string): Promise<void> {
+  async recordFailure (endpointId: string, { at, reason, failuresInARow, restingUntil }: EndpointFailure): Promise<void> {
     await this.runQuery({
       text: `UPDATE webhook_endpoints SET last_failure_at = $1, last_failure_reason = $2,
-               failing_since = coalesce(failing_since, $1) WHERE id = $3`,
-      values: [at, reason, endpointId],
+               failing_since = coalesce(failing_since, $1), failures_in_a_row = $3, resting_until = $4 WHERE id = $5`,
+      values: [at, reason, failuresInARow, restingUntil, endpointId],
     })
   }
 
   async recordSuccess (endpointId: string): Promise<void> {
-    await this.runQuery({ text: 'UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL', values: [endpointId] })
+    await this.runQuery({
+      text: `UPDATE webhook_endpoints SET failing_since = NULL, failures_in_a_row = 0, resting_until = NULL
+               WHERE id = $1 AND failing_since IS NOT NULL`,
+      values: [endpointId],
+    })
   }
 
   async disableEndpoint (endpointId: string, at: number, reason: string): Promise<void> {

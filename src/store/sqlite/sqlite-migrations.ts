@@ -1,4 +1,5 @@
-import type { Migration, MigrationConnection } from '../migrations.js'
+import type { MigrationConnection } from '../migration-runner.js'
+import type { Migration } from '../migrations.js'
 import type { Database } from './sqlite-driver.js'
 
 // IMMEDIATE takes the write lock first, so two processes starting on one file apply each

@@ -1,5 +1,5 @@
 import type {
-  DueWebhookMessage, LeasedWebhookEndpoint, MessagePosition, NewWebhookEndpointRow, WebhookEndpointSummary, WebhookStore,
+  DueWebhookMessage, EndpointFailure, LeasedWebhookEndpoint, MessagePosition, NewWebhookEndpointRow, WebhookEndpointSummary, WebhookStore,
 } from '../webhook-store.js'
 import type { Transaction } from 'better-sqlite3'
 import type { MessageBundles } from './message-bundles.js'
@@ -15,6 +15,8 @@ interface LeaseRecord {
   previous_secret: string | null
   previous_secret_until: bigint | null
   failing_since: bigint | null
+  failures_in_a_row: bigint
+  resting_until: bigint | null
 }
 
 interface MessageRecord {
@@ -37,11 +39,10 @@ interface DuePosition {
   limit: number
 }
 
-// A step of the sweep is one transaction on the request thread: slices of rows (and bundles, a
-// bundle's JSON as long as its messages) until messagesDeletedAtOnce messages or
-// sweepStepBudgetMs have gone, whichever comes first. 2,000 took 3 ms on a fast machine, but 7 to
-// 27 ms on a slow 2-core one whose cores the checkpoints and the test's probes shared, and every
-// request waited for them: the budget bounds the wait on a slow machine too (docs/benchmark.md).
+// A step of the sweep is one transaction on the request thread: slices of rows (and bundles, as
+// long as their messages) until messagesDeletedAtOnce messages or sweepStepBudgetMs have gone.
+// 2,000 took 3 ms on a fast machine, but up to 27 ms on a slow, busy one, every request waiting
+// for them: the budget bounds the wait on a slow machine too (docs/benchmark.md).
 const messagesDeletedAtOnce = 2000
 const messagesDeletedInASlice = 250
 const sweepStepBudgetMs = 5
@@ -73,7 +74,7 @@ export class SqliteWebhookStore implements WebhookStore {
       selectSubscriptions: database.prepare<[], string | null>('SELECT events FROM webhook_endpoints WHERE disabled_at IS NULL').pluck(),
       lease: database.prepare<[string, bigint, string, bigint], LeaseRecord>(`UPDATE webhook_endpoints SET lease_owner = ?, lease_until = ?
         WHERE disabled_at IS NULL AND (lease_owner = ? OR lease_until IS NULL OR lease_until < ?)
-        RETURNING id, url, secret, previous_secret, previous_secret_until, failing_since`),
+        RETURNING id, url, secret, previous_secret, previous_secret_until, failing_since, failures_in_a_row, resting_until`),
       release: database.prepare('UPDATE webhook_endpoints SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ?'),
       // The messages after a position, as two index seeks merged: the rest of the position's
       // moment (all of a bundle's messages share one), then the later ones. With the row value
@@ -91,8 +92,10 @@ export class SqliteWebhookStore implements WebhookStore {
       deleteMessage: database.prepare('DELETE FROM webhook_messages WHERE seq = ? AND endpoint_id = ?'),
       reschedule: database.prepare('UPDATE webhook_messages SET attempts = ?, next_attempt_at = ? WHERE seq = ? AND endpoint_id = ?'),
       recordFailure: database.prepare(`UPDATE webhook_endpoints
-        SET last_failure_at = ?, last_failure_reason = ?, failing_since = coalesce(failing_since, ?) WHERE id = ?`),
-      recordSuccess: database.prepare('UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL'),
+        SET last_failure_at = @at, last_failure_reason = @reason, failing_since = coalesce(failing_since, @at),
+          failures_in_a_row = @failuresInARow, resting_until = @restingUntil WHERE id = @endpointId`),
+      recordSuccess: database.prepare(`UPDATE webhook_endpoints SET failing_since = NULL, failures_in_a_row = 0, resting_until = NULL
+        WHERE id = ? AND failing_since IS NOT NULL`),
       disable: database.prepare('UPDATE webhook_endpoints SET disabled_at = ?, disabled_reason = ?, lease_owner = NULL, lease_until = NULL WHERE id = ?'),
       // The ids of deleted endpoints still owed rows, found by skipping through each table's index
       // on endpoint_id: one descent per endpoint, however many rows wait.
@@ -180,6 +183,8 @@ export class SqliteWebhookStore implements WebhookStore {
       previousSecret: record.previous_secret,
       previousSecretUntil: numberOrNull(record.previous_secret_until),
       failingSince: numberOrNull(record.failing_since),
+      failuresInARow: Number(record.failures_in_a_row),
+      restingUntil: numberOrNull(record.resting_until),
     }))
   }
 
@@ -218,8 +223,8 @@ export class SqliteWebhookStore implements WebhookStore {
     this.run(() => this.statements.reschedule.run(attempts, nextAttemptAt, seq, endpointId))
   }
 
-  async recordFailure (endpointId: string, at: number, reason: string): Promise<void> {
-    this.run(() => this.statements.recordFailure.run(at, reason, at, endpointId))
+  async recordFailure (endpointId: string, failure: EndpointFailure): Promise<void> {
+    this.run(() => this.statements.recordFailure.run({ ...failure, endpointId }))
   }
 
   async recordSuccess (endpointId: string): Promise<void> {

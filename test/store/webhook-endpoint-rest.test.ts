@@ -1,0 +1,40 @@
+import t, { type Test } from 'tap'
+import { PostgresPlantStore } from '../../src/store/postgres/postgres-plant-store.js'
+import type { PlantStore } from '../../src/store/plant-store.js'
+import { SqlitePlantStore } from '../../src/store/sqlite/sqlite-plant-store.js'
+import { type TestDatabase, testOnEveryBackend } from '../support/test-databases.js'
+
+// An endpoint's failures in a row and its rest are kept with it: an instance that takes its lease
+// over, its holder gone without a word (SIGKILL), goes on from them rather than from none
+// (src/webhooks/endpoint-delivery.ts), and a delivery clears them.
+
+const endpointId = '00000000-0000-4000-8000-000000000001'
+const now = 1_000_000
+const leaseMs = 10_000
+
+async function openStore (t: Test, database: TestDatabase): Promise<PlantStore> {
+  const store = database.backend === 'SQLite'
+    ? await SqlitePlantStore.open({ filename: database.url.slice('sqlite:'.length) })
+    : await PostgresPlantStore.open({ connectionString: database.url, poolSize: 2 })
+  t.teardown(() => store.close())
+  return store
+}
+
+testOnEveryBackend(t, "the holder's record of failures and rest is what the next holder is leased", async (t, database) => {
+  const { webhooks } = await openStore(t, database)
+  await webhooks.createEndpoint({ id: endpointId, url: 'http://127.0.0.1:1/hook', events: null, secret: 'whsec_x', createdAt: now })
+  t.match(await webhooks.leaseEndpoints('first', now, now + leaseMs), [{ id: endpointId, failingSince: null, failuresInARow: 0, restingUntil: null }],
+    'a new endpoint has failed nothing and rests not')
+
+  await webhooks.recordFailure(endpointId, { at: now + 100, reason: 'answered 500', failuresInARow: 4, restingUntil: null })
+  await webhooks.recordFailure(endpointId, { at: now + 200, reason: 'answered 429', failuresInARow: 5, restingUntil: now + 30_200 })
+  t.same(await webhooks.leaseEndpoints('second', now + 1000, now + 1000 + leaseMs), [], 'not leased elsewhere while its holder renews it')
+  t.match(await webhooks.leaseEndpoints('second', now + leaseMs + 1, now + 2 * leaseMs), [{
+    id: endpointId, failingSince: now + 100, failuresInARow: 5, restingUntil: now + 30_200,
+  }], 'the next holder is told the failures in a row and the rest its holder recorded last')
+  t.match(await webhooks.listEndpoints(), [{ lastFailureAt: now + 200, lastFailureReason: 'answered 429' }], 'the last failure is listed as before')
+
+  await webhooks.recordSuccess(endpointId)
+  t.match(await webhooks.leaseEndpoints('second', now + leaseMs + 2, now + 2 * leaseMs), [{ failingSince: null, failuresInARow: 0, restingUntil: null }],
+    'a delivery clears them')
+})
