@@ -204,7 +204,8 @@ export const migrations: readonly Migration[] = [
     // An endpoint's rest (after five failures in a row, or as a Retry-After asked) is kept with
     // the endpoint, not only in the memory of the instance holding its lease: one that takes the
     // lease over after a crash rests the endpoint as long as was asked, and counts its failures
-    // in a row on from where they were. A release before this one ignores both columns.
+    // in a row on from where they were. A release before this one neither writes nor clears them:
+    // a lease reads them only while failing_since, which it keeps, says the endpoint fails.
     version: 8,
     name: "webhook endpoints' rest",
     sqlite: `ALTER TABLE webhook_endpoints ADD COLUMN failures_in_a_row INTEGER NOT NULL DEFAULT 0;

@@ -37,3 +37,9 @@ export function endpointSummaryOf (record: EndpointRecord): WebhookEndpointSumma
     failedMessages: Number(record.failed) + (disabled ? Number(record.pending) : 0),
   }
 }
+
+// The rest of a leased endpoint, as both backends' leases return it. failing_since, which every
+// release keeps, is the authority: a delivery recorded by a release before the rest was stored
+// (schema version 8) clears failing_since alone, and the count and rest it left are stale.
+export const restOfLeased = `CASE WHEN failing_since IS NULL THEN 0 ELSE failures_in_a_row END AS failures_in_a_row,
+  CASE WHEN failing_since IS NULL THEN NULL ELSE resting_until END AS resting_until`

@@ -107,7 +107,7 @@ export interface WebhookStore {
   // Deletes messages, bundled or not, of endpoints that no longer exist, and answers how many:
   // on PostgreSQL all of them, those a statement that began before an endpoint's deletion
   // committed wrote it after; on SQLite, which leaves a deleted endpoint's messages here, one
-  // transaction of at most 2,000 messages or some 5 ms, so that the caller sweeps until none is
-  // found.
+  // transaction of a few ms (src/store/sqlite/sqlite-webhook-store.ts), so that the caller sweeps
+  // until none is found.
   deleteMessagesOfDeletedEndpoints (): Promise<number>
 }

@@ -2,7 +2,8 @@ import type { DeliveryPacer } from './delivery-pacer.js'
 import type { WebhookObserver } from '../observability/service-metrics.js'
 import type { DeliveryTrace } from '../observability/tracing.js'
 import { beforeEveryMessage, type DueWebhookMessage, type LeasedWebhookEndpoint, type MessagePosition, type WebhookStore } from '../store/webhook-store.js'
-import { attemptEndsWithinMs, type AttemptOutcome, EndpointConnection, maxInFlightPerEndpoint } from './endpoint-connection.js'
+import { attemptEndsWithinMs, type AttemptOutcome, EndpointConnection } from './endpoint-connection.js'
+import { EndpointHealth } from './endpoint-health.js'
 import type { EndpointUrlPolicy } from './endpoint-url-policy.js'
 import type { RetrySchedule } from './retry-schedule.js'
 import { signatureHeader, signingKeyOf } from './webhook-signature.js'
@@ -24,10 +25,6 @@ export interface DeliveryServices {
   readonly outboxCommitsHere: () => number
 }
 
-// After this many failures in a row the endpoint is rested (the retry schedule's waits, longer
-// each time), then probed with one message at a time until one is delivered: a receiver that is
-// down costs one attempt per rest, not one per message it is owed.
-const failuresBeforeRest = 5
 // Messages read from the outbox at once, beyond those already in hand.
 const readAhead = 64
 // Delivered messages are deleted together, at most this often or once this many have gathered:
@@ -54,7 +51,7 @@ const rereadAfterMs = 25
 export class EndpointDelivery {
   private readonly connection: EndpointConnection
   private keys: Buffer[] = []
-  private failingSince: number | null
+  private readonly health: EndpointHealth
   // Messages in flight, or delivered and not yet deleted: not to be read again.
   private readonly inHand = new Set<number>()
   private queue: DueWebhookMessage[] = []
@@ -68,18 +65,12 @@ export class EndpointDelivery {
   // batches committed here before it began.
   private foundAllDueAt: number | undefined
   private outboxCommitsAtRead = 0
-  // Kept with the endpoint too (recordFailure): an instance that takes the lease over after a
-  // crash rests the endpoint as long as was asked, and does not start over at no failures.
-  private failuresInARow: number
-  private restingUntil: number
   private readonly attempts = new Set<Promise<void>>()
   disabled = false
 
   constructor (private endpoint: LeasedWebhookEndpoint, private readonly services: DeliveryServices) {
     this.connection = new EndpointConnection(new URL(endpoint.url), services.policy, services.timeoutMs)
-    this.failingSince = endpoint.failingSince
-    this.failuresInARow = endpoint.failuresInARow
-    this.restingUntil = endpoint.restingUntil ?? 0
+    this.health = new EndpointHealth(endpoint.id, endpoint, services.store, services.schedule)
     this.update(endpoint)
   }
 
@@ -93,8 +84,8 @@ export class EndpointDelivery {
 
   // Starts as many attempts as the window has room for.
   async pump (now: number, settled: () => void): Promise<void> {
-    if (this.disabled || now < this.restingUntil) return
-    const window = this.failuresInARow >= failuresBeforeRest ? 1 : maxInFlightPerEndpoint
+    if (this.disabled || this.health.resting(now)) return
+    const window = this.health.window()
     if (this.queue.length === 0 && this.inFlight < window && !this.reading && this.mayFindMoreDue(now)) {
       this.reading = true
       const outboxCommits = this.services.outboxCommitsHere()
@@ -193,12 +184,7 @@ export class EndpointDelivery {
       this.delivered.push(message.seq)
       observer?.attempted(message.event, 'delivered')
       observer?.delivered(message.event, Math.max(0, now - message.committedAt) / 1000)
-      this.failuresInARow = 0
-      this.restingUntil = 0
-      if (this.failingSince !== null) {
-        this.failingSince = null
-        await store.recordSuccess(this.endpoint.id)
-      }
+      await this.health.delivered()
       return
     }
     if (this.disabled) {
@@ -209,16 +195,7 @@ export class EndpointDelivery {
       this.inHand.delete(message.seq)
       return
     }
-    this.failuresInARow++
-    this.failingSince ??= now
-    // The rest is set before any await, so that no attempt starts meanwhile.
-    if (outcome.retryAfterMs !== undefined) this.restingUntil = Math.max(this.restingUntil, now + outcome.retryAfterMs)
-    if (this.failuresInARow >= failuresBeforeRest) {
-      this.restingUntil = Math.max(this.restingUntil, now + schedule.restAfter(this.failuresInARow - failuresBeforeRest + 1))
-    }
-    await store.recordFailure(this.endpoint.id, {
-      at: now, reason: outcome.reason, failuresInARow: this.failuresInARow, restingUntil: this.restingUntil > now ? this.restingUntil : null,
-    })
+    await this.health.failed(now, outcome.reason, outcome.retryAfterMs)
     if (outcome.gone === true) {
       observer?.attempted(message.event, 'gone')
       await this.disable(now, 'it answered 410 Gone')
@@ -235,8 +212,9 @@ export class EndpointDelivery {
     this.queue = []
     this.readFrom = beforeEveryMessage
     this.foundAllDueAt = undefined
-    if (now - this.failingSince >= this.services.disableAfterMs) {
-      await this.disable(now, `every attempt failed for ${Math.round((now - this.failingSince) / 1000)} seconds`)
+    const failingForMs = now - (this.health.failingSince() ?? now)
+    if (failingForMs >= this.services.disableAfterMs) {
+      await this.disable(now, `every attempt failed for ${Math.round(failingForMs / 1000)} seconds`)
     }
   }
 

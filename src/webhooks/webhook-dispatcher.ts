@@ -133,18 +133,17 @@ export class WebhookDispatcher {
   }
 
   // Housekeeping, after the round's attempts: its failure is told, and cancels no delivery. A
-  // sweep may delete some of what is left (SQLite deletes at most 2,000 messages, or some 5 ms'
-  // worth, at a time), so another follows a poll later until one finds nothing, and the whole is
-  // told once.
+  // sweep may delete some of what is left (SQLite a few ms' worth at a time), so another follows
+  // a poll later until one finds nothing, and the whole is told once.
   private async sweepMessagesOfDeletedEndpoints (now: number): Promise<void> {
     try {
       const deleted = await this.store.deleteMessagesOfDeletedEndpoints()
       if (deleted > 0) {
         this.sweptSoFar += deleted
         // Not in every round (a commit or an attempt's end starts one), nor closer: a few ms
-        // every poll leaves the event loop to the requests while a large sweep lasts, and the
-        // checkpoints a pause to end in (sweeps 10 ms apart grew the log past 16,000 pages, and
-        // the request thread checkpointed it itself: 100 ms stalls every 2 s on SQLite).
+        // every poll leaves the event loop to the requests while a large sweep lasts, and
+        // SQLite's checkpoints a pause to end in, without which its log only grows
+        // (docs/benchmark.md).
         this.nextSweepAt = now + pollMs
       } else if (this.sweptSoFar > 0) {
         this.logger.info({ deleted: this.sweptSoFar }, 'deleted the webhook messages of deleted endpoints')

@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap'
 import { PostgresPlantStore } from '../../src/store/postgres/postgres-plant-store.js'
 import type { PlantStore } from '../../src/store/plant-store.js'
+import { Database } from '../../src/store/sqlite/sqlite-driver.js'
 import { SqlitePlantStore } from '../../src/store/sqlite/sqlite-plant-store.js'
 import { type TestDatabase, testOnEveryBackend } from '../support/test-databases.js'
 
@@ -34,6 +35,15 @@ testOnEveryBackend(t, "the holder's record of failures and rest is what the next
   }], 'the next holder is told the failures in a row and the rest its holder recorded last')
   t.match(await webhooks.listEndpoints(), [{ lastFailureAt: now + 200, lastFailureReason: 'answered 429' }], 'the last failure is listed as before')
 
+  if (database.backend === 'SQLite') {
+    // A release before the rest was stored records a delivery by clearing failing_since alone.
+    const file = new Database(database.url.slice('sqlite:'.length))
+    file.prepare('UPDATE webhook_endpoints SET failing_since = NULL').run()
+    file.close()
+    t.match(await webhooks.leaseEndpoints('second', now + leaseMs + 2, now + 2 * leaseMs), [{ failingSince: null, failuresInARow: 0, restingUntil: null }],
+      'a delivery an older release recorded clears them too')
+    await webhooks.recordFailure(endpointId, { at: now + 300, reason: 'answered 429', failuresInARow: 1, restingUntil: now + 30_300 })
+  }
   await webhooks.recordSuccess(endpointId)
   t.match(await webhooks.leaseEndpoints('second', now + leaseMs + 2, now + 2 * leaseMs), [{ failingSince: null, failuresInARow: 0, restingUntil: null }],
     'a delivery clears them')

@@ -1,7 +1,7 @@
 import type {
   DueWebhookMessage, EndpointFailure, LeasedWebhookEndpoint, MessagePosition, NewWebhookEndpointRow, WebhookEndpointSummary, WebhookStore,
 } from '../webhook-store.js'
-import { type EndpointRecord, endpointSummaryOf, numberOrNull } from '../webhook-endpoint-record.js'
+import { type EndpointRecord, endpointSummaryOf, numberOrNull, restOfLeased } from '../webhook-endpoint-record.js'
 import type { RunPostgresQuery } from './postgres-api-token-store.js'
 import { unpackBundles } from './postgres-message-bundles.js'
 
@@ -40,7 +40,7 @@ const selectEndpoints = `SELECT e.id, e.url, e.events, e.created_at, e.disabled_
 // lock makes the second re-check the condition against the first's lease.
 const leaseEndpoints = `UPDATE webhook_endpoints SET lease_owner = $1, lease_until = $2
   WHERE disabled_at IS NULL AND (lease_owner = $1 OR lease_until IS NULL OR lease_until < $3)
-  RETURNING id, url, secret, previous_secret, previous_secret_until, failing_since, failures_in_a_row, resting_until`
+  RETURNING id, url, secret, previous_secret, previous_secret_until, failing_since, ${restOfLeased}`
 const selectDue = `SELECT seq, message_id, event, body, traceparent, committed_at, attempts, next_attempt_at
   FROM webhook_messages WHERE endpoint_id = $1 AND next_attempt_at <= $2 AND (next_attempt_at, seq) > ($3, $4)
   ORDER BY next_attempt_at, seq LIMIT $5`

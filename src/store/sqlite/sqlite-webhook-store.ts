@@ -5,7 +5,7 @@ import type { Transaction } from 'better-sqlite3'
 import type { MessageBundles } from './message-bundles.js'
 import { commitWithoutFsync } from './commit-without-fsync.js'
 import type { Database } from './sqlite-driver.js'
-import { numberOrNull } from '../webhook-endpoint-record.js'
+import { numberOrNull, restOfLeased } from '../webhook-endpoint-record.js'
 import { type BackgroundReads, type RunStatement, SqliteOutboxCounts } from './sqlite-outbox-counts.js'
 
 interface LeaseRecord {
@@ -39,10 +39,10 @@ interface DuePosition {
   limit: number
 }
 
-// A step of the sweep is one transaction on the request thread: slices of rows (and bundles, as
-// long as their messages) until messagesDeletedAtOnce messages or sweepStepBudgetMs have gone.
-// 2,000 took 3 ms on a fast machine, but up to 27 ms on a slow, busy one, every request waiting
-// for them: the budget bounds the wait on a slow machine too (docs/benchmark.md).
+// A step of the sweep is one transaction on the request thread: slices of rows, then bundles
+// (each counted as its messages, deleted whole), until messagesDeletedAtOnce messages are reached
+// or the first slice or bundle past sweepStepBudgetMs. The cap ends a step on a fast machine, the
+// clock on a slow one, whose requests would otherwise wait several times as long (benchmark.md).
 const messagesDeletedAtOnce = 2000
 const messagesDeletedInASlice = 250
 const sweepStepBudgetMs = 5
@@ -74,7 +74,7 @@ export class SqliteWebhookStore implements WebhookStore {
       selectSubscriptions: database.prepare<[], string | null>('SELECT events FROM webhook_endpoints WHERE disabled_at IS NULL').pluck(),
       lease: database.prepare<[string, bigint, string, bigint], LeaseRecord>(`UPDATE webhook_endpoints SET lease_owner = ?, lease_until = ?
         WHERE disabled_at IS NULL AND (lease_owner = ? OR lease_until IS NULL OR lease_until < ?)
-        RETURNING id, url, secret, previous_secret, previous_secret_until, failing_since, failures_in_a_row, resting_until`),
+        RETURNING id, url, secret, previous_secret, previous_secret_until, failing_since, ${restOfLeased}`),
       release: database.prepare('UPDATE webhook_endpoints SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ?'),
       // The messages after a position, as two index seeks merged: the rest of the position's
       // moment (all of a bundle's messages share one), then the later ones. With the row value
