@@ -16,7 +16,14 @@ const token = 'reliability-webhook-backlog-token-0123456789'
 const endpointId = '00000000-0000-4000-8000-000000000001'
 const backlog = 1_000_000
 const scrapes = 5
-const slowestHealthTargetMs = 50
+// What a hold looks like to the probes: the counts run on the request thread held each scrape's
+// probes for 90-150 ms on a fast machine, 1.8 s on a slow one (the 99th percentile of some 400
+// as long); the million deleted in one transaction held them for 1.1-4.5 s. The slowest
+// probe alone measures the shared 2-core machine as much as the service: there, a run whose 99th
+// percentile was 11 ms had one probe at 131 ms while the service's event loop stalled 12 ms at
+// most, and while a scrape's count takes one of the two cores the 99th percentile reached 66 ms.
+const p99HealthTargetMs = 100
+const slowestHealthTargetMs = 500
 // The sweep deletes up to 2,000 messages (some 5 ms' worth) every 50 ms: a million in 25-35 s.
 const sweepLimitMs = 60_000
 
@@ -67,12 +74,14 @@ t.test(`with ${backlog.toLocaleString('en-US')} messages waiting, scrapes of /me
     listingMs.push(listing.ms)
     t.match(JSON.parse(listing.text), [{ id: endpointId, pendingMessages: backlog }], 'the endpoint is listed with its count')
   }
-  const { answered, failed, slowestMs } = await health.stop()
+  const { answered, failed, slowestMs, p99Ms } = await health.stop()
 
   const slowest = (times: number[]): string => Math.max(...times).toFixed(0)
   t.comment(`scrapes of /metrics took up to ${slowest(metricsMs)} ms, listings up to ${slowest(listingMs)} ms; ` +
-    `/healthz meanwhile: ${answered} answered, ${failed} failed, slowest ${slowestMs.toFixed(1)} ms (target ${slowestHealthTargetMs} ms)`)
+    `/healthz meanwhile: ${answered} answered, ${failed} failed, 99% within ${p99Ms.toFixed(1)} ms (target ${p99HealthTargetMs} ms), ` +
+    `slowest ${slowestMs.toFixed(1)} ms (target ${slowestHealthTargetMs} ms)`)
   t.equal(failed, 0, 'every /healthz was answered 200')
+  t.ok(p99Ms < p99HealthTargetMs, `99% of /healthz were answered within ${p99Ms.toFixed(1)} ms`)
   t.ok(slowestMs < slowestHealthTargetMs, `the slowest /healthz took ${slowestMs.toFixed(1)} ms`)
 
   // The receiver is given up: its endpoint is deleted, and the million with it, a few ms' worth
@@ -97,9 +106,11 @@ t.test(`with ${backlog.toLocaleString('en-US')} messages waiting, scrapes of /me
   const sweptMs = performance.now() - deletedAt
   const whileDeleting = await healthWhileDeleting.stop()
   t.comment(`the million messages were deleted within ${(sweptMs / 1000).toFixed(1)} s of the endpoint; /healthz meanwhile: ` +
-    `${whileDeleting.answered} answered, ${whileDeleting.failed} failed, slowest ${whileDeleting.slowestMs.toFixed(1)} ms (target ${slowestHealthTargetMs} ms)`)
+    `${whileDeleting.answered} answered, ${whileDeleting.failed} failed, 99% within ${whileDeleting.p99Ms.toFixed(1)} ms ` +
+    `(target ${p99HealthTargetMs} ms), slowest ${whileDeleting.slowestMs.toFixed(1)} ms (target ${slowestHealthTargetMs} ms)`)
   t.notOk(anyLeft(), `its messages were deleted within ${sweepLimitMs / 1000} s`)
   t.match(server.output(), new RegExp(`"deleted":${backlog}\\b.*"msg":"deleted the webhook messages of deleted endpoints"`), 'the sweep told how many it deleted')
   t.equal(whileDeleting.failed, 0, 'every /healthz was answered 200')
+  t.ok(whileDeleting.p99Ms < p99HealthTargetMs, `99% of /healthz were answered within ${whileDeleting.p99Ms.toFixed(1)} ms`)
   t.ok(whileDeleting.slowestMs < slowestHealthTargetMs, `the slowest /healthz took ${whileDeleting.slowestMs.toFixed(1)} ms`)
 })
