@@ -67,6 +67,8 @@ export class EndpointDelivery {
   private outboxCommitsAtRead = 0
   private readonly attempts = new Set<Promise<void>>()
   disabled = false
+  // Closed: attempts that fail from now on are cut short by this instance.
+  private letGo = false
 
   constructor (private endpoint: LeasedWebhookEndpoint, private readonly services: DeliveryServices) {
     this.connection = new EndpointConnection(new URL(endpoint.url), services.policy, services.timeoutMs)
@@ -143,6 +145,7 @@ export class EndpointDelivery {
   // Cuts the attempts in flight short, and closes the connections: for an endpoint this instance
   // no longer holds (deleted, disabled, or leased elsewhere).
   async close (): Promise<void> {
+    this.letGo = true
     await this.connection.close()
   }
 
@@ -153,6 +156,7 @@ export class EndpointDelivery {
   async finish (): Promise<void> {
     const bound = new Promise((resolve) => setTimeout(resolve, attemptEndsWithinMs(this.services.timeoutMs) + 1000).unref())
     await Promise.race([Promise.all(this.attempts), bound])
+    this.letGo = true
     await this.connection.close()
   }
 
@@ -187,10 +191,11 @@ export class EndpointDelivery {
       await this.health.delivered()
       return
     }
-    if (this.disabled) {
+    if (this.disabled || this.letGo) {
       // Disabled while this attempt was in flight (another attempt's 410): its messages are
       // failed with it, and an attempt cut short as its connections close is no failure of the
-      // endpoint's, to be its last failure.
+      // endpoint's, to be its last failure. Let go (leased elsewhere, or the service stopping):
+      // the message is the next holder's, and so are the endpoint's failures and rest.
       observer?.attempted(message.event, outcome.gone === true ? 'gone' : 'failed')
       this.inHand.delete(message.seq)
       return

@@ -144,3 +144,28 @@ test('a delivery leased an endpoint that rests waits for the rest to end, then p
   t.ok(failure !== undefined && failure.restingUntil !== null && failure.restingUntil - failure.at === 1000,
     'and rests the endpoint again, as long as the schedule says, recorded for the next holder')
 })
+
+// An endpoint leased elsewhere meanwhile (its lease lapsed while the store was out of reach) is
+// let go, its attempts cut short: the next holder sends their messages and keeps the endpoint's
+// record, which the cut attempts must not count as the endpoint's failures, nor rest it for.
+test("attempts cut short as their endpoint is let go are not the endpoint's failures, and their messages are not rescheduled", async (t) => {
+  const receiver = await startWebhookReceiver(t, () => 'hang')
+  const outbox = new CountingOutbox()
+  const written: string[] = []
+  const store = {
+    ...outbox.store,
+    recordFailure: async () => { written.push('failure') },
+    rescheduleMessage: async () => { written.push('reschedule') },
+  } as unknown as WebhookStore
+  const settled = { count: 0 }
+  const delivery = new EndpointDelivery(
+    { id: 'endpoint', url: receiver.url, secret: newSigningSecret(), previousSecret: null, previousSecretUntil: null, failingSince: null, failuresInARow: 0, restingUntil: null },
+    deliveryServices(store))
+  for (let i = 0; i < 6; i++) outbox.add()
+  await delivery.pump(Date.now(), () => { settled.count++ })
+  await receiver.waitFor(6)
+  await delivery.close()
+  for (const deadline = Date.now() + 5000; settled.count < 6 && Date.now() < deadline;) await sleep(10)
+  t.equal(settled.count, 6, 'the six attempts ended as the connections closed')
+  t.same(written, [], 'nothing was written of the endpoint or its messages')
+})
