@@ -204,13 +204,15 @@ export const migrations: readonly Migration[] = [
     // An endpoint's rest (after five failures in a row, or as a Retry-After asked) is kept with
     // the endpoint, not only in the memory of the instance holding its lease: one that takes the
     // lease over after a crash rests the endpoint as long as was asked, and counts its failures
-    // in a row on from where they were. A release before this one neither writes nor clears them:
-    // a lease reads them only while failing_since, which it keeps, says the endpoint fails.
+    // in a row on from where they were. A release before this one neither writes nor clears them,
+    // so each is stamped with the failure that wrote it (rest_recorded_at): a lease reads them only
+    // while that is still the endpoint's last failure and the endpoint still fails.
     version: 8,
     name: "webhook endpoints' rest",
     sqlite: `ALTER TABLE webhook_endpoints ADD COLUMN failures_in_a_row INTEGER NOT NULL DEFAULT 0;
-             ALTER TABLE webhook_endpoints ADD COLUMN resting_until INTEGER`,
+             ALTER TABLE webhook_endpoints ADD COLUMN resting_until INTEGER;
+             ALTER TABLE webhook_endpoints ADD COLUMN rest_recorded_at INTEGER`,
     postgres: `ALTER TABLE webhook_endpoints ADD COLUMN failures_in_a_row integer NOT NULL DEFAULT 0,
-                 ADD COLUMN resting_until bigint`,
+                 ADD COLUMN resting_until bigint, ADD COLUMN rest_recorded_at bigint`,
   },
 ]

@@ -38,8 +38,10 @@ export function endpointSummaryOf (record: EndpointRecord): WebhookEndpointSumma
   }
 }
 
-// The rest of a leased endpoint, as both backends' leases return it. failing_since, which every
-// release keeps, is the authority: a delivery recorded by a release before the rest was stored
-// (schema version 8) clears failing_since alone, and the count and rest it left are stale.
-export const restOfLeased = `CASE WHEN failing_since IS NULL THEN 0 ELSE failures_in_a_row END AS failures_in_a_row,
-  CASE WHEN failing_since IS NULL THEN NULL ELSE resting_until END AS resting_until`
+// The rest of a leased endpoint, as both backends' leases return it: only while the failure that
+// recorded it is still the endpoint's last, and the endpoint still fails. A release before the
+// rest was stored (schema version 8) records a delivery by clearing failing_since alone, and a
+// failure by its time alone; after either, the count and rest left are stale.
+const restIsCurrent = 'failing_since IS NOT NULL AND rest_recorded_at = last_failure_at'
+export const restOfLeased = `CASE WHEN ${restIsCurrent} THEN failures_in_a_row ELSE 0 END AS failures_in_a_row,
+  CASE WHEN ${restIsCurrent} THEN resting_until END AS resting_until`

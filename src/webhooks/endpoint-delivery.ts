@@ -67,12 +67,13 @@ export class EndpointDelivery {
   private outboxCommitsAtRead = 0
   private readonly attempts = new Set<Promise<void>>()
   disabled = false
-  // Closed: attempts that fail from now on are cut short by this instance.
+  // Let go (closed, or stopping after the wait): an outcome from now on is not the endpoint's
+  // to record, and a failure is this instance cutting the attempt short.
   private letGo = false
 
   constructor (private endpoint: LeasedWebhookEndpoint, private readonly services: DeliveryServices) {
     this.connection = new EndpointConnection(new URL(endpoint.url), services.policy, services.timeoutMs)
-    this.health = new EndpointHealth(endpoint.id, endpoint, services.store, services.schedule)
+    this.health = new EndpointHealth(endpoint, services.store, services.schedule)
     this.update(endpoint)
   }
 
@@ -188,7 +189,8 @@ export class EndpointDelivery {
       this.delivered.push(message.seq)
       observer?.attempted(message.event, 'delivered')
       observer?.delivered(message.event, Math.max(0, now - message.committedAt) / 1000)
-      await this.health.delivered()
+      // Once let go, the endpoint's record is its next holder's to keep.
+      if (!this.letGo) await this.health.delivered()
       return
     }
     if (this.disabled || this.letGo) {
@@ -196,7 +198,7 @@ export class EndpointDelivery {
       // failed with it, and an attempt cut short as its connections close is no failure of the
       // endpoint's, to be its last failure. Let go (leased elsewhere, or the service stopping):
       // the message is the next holder's, and so are the endpoint's failures and rest.
-      observer?.attempted(message.event, outcome.gone === true ? 'gone' : 'failed')
+      observer?.attempted(message.event, outcome.gone === true && this.disabled ? 'gone' : 'failed')
       this.inHand.delete(message.seq)
       return
     }

@@ -19,7 +19,10 @@ export class EndpointHealth {
   // connections, either first, and a failure applied last would outlive the delivery after it.
   private records: Promise<void> = Promise.resolve()
 
-  constructor (private readonly endpointId: string, leased: LeasedWebhookEndpoint, private readonly store: WebhookStore, private readonly schedule: RetrySchedule) {
+  private readonly endpointId: string
+
+  constructor (leased: LeasedWebhookEndpoint, private readonly store: WebhookStore, private readonly schedule: RetrySchedule) {
+    this.endpointId = leased.id
     this.failingSinceAt = leased.failingSince
     this.failuresInARow = leased.failuresInARow
     this.restingUntil = leased.restingUntil ?? 0

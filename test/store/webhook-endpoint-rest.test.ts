@@ -1,3 +1,4 @@
+import pg from 'pg'
 import t, { type Test } from 'tap'
 import { PostgresPlantStore } from '../../src/store/postgres/postgres-plant-store.js'
 import type { PlantStore } from '../../src/store/plant-store.js'
@@ -21,6 +22,26 @@ async function openStore (t: Test, database: TestDatabase): Promise<PlantStore> 
   return store
 }
 
+// A statement as a release before schema version 8 writes it, through a connection of its own.
+async function runAsAnOlderRelease (database: TestDatabase, sql: string): Promise<void> {
+  if (database.backend === 'SQLite') {
+    const file = new Database(database.url.slice('sqlite:'.length))
+    try {
+      file.exec(sql)
+    } finally {
+      file.close()
+    }
+    return
+  }
+  const client = new pg.Client({ connectionString: database.url })
+  await client.connect()
+  try {
+    await client.query(sql)
+  } finally {
+    await client.end()
+  }
+}
+
 testOnEveryBackend(t, "the holder's record of failures and rest is what the next holder is leased", async (t, database) => {
   const { webhooks } = await openStore(t, database)
   await webhooks.createEndpoint({ id: endpointId, url: 'http://127.0.0.1:1/hook', events: null, secret: 'whsec_x', createdAt: now })
@@ -35,16 +56,15 @@ testOnEveryBackend(t, "the holder's record of failures and rest is what the next
   }], 'the next holder is told the failures in a row and the rest its holder recorded last')
   t.match(await webhooks.listEndpoints(), [{ lastFailureAt: now + 200, lastFailureReason: 'answered 429' }], 'the last failure is listed as before')
 
-  if (database.backend === 'SQLite') {
-    // A release before the rest was stored records a delivery by clearing failing_since alone.
-    const file = new Database(database.url.slice('sqlite:'.length))
-    file.prepare('UPDATE webhook_endpoints SET failing_since = NULL').run()
-    file.close()
-    t.match(await webhooks.leaseEndpoints('second', now + leaseMs + 2, now + 2 * leaseMs), [{ failingSince: null, failuresInARow: 0, restingUntil: null }],
-      'a delivery an older release recorded clears them too')
-    await webhooks.recordFailure(endpointId, { at: now + 300, reason: 'answered 429', failuresInARow: 1, restingUntil: now + 30_300 })
-  }
+  // A release before the rest was stored records a delivery by clearing failing_since alone,
+  // and a failure by its time alone (and failing_since, from then).
+  await runAsAnOlderRelease(database, 'UPDATE webhook_endpoints SET failing_since = NULL')
+  const lease = async (): Promise<unknown> => webhooks.leaseEndpoints('second', now + leaseMs + 2, now + 2 * leaseMs)
+  t.match(await lease(), [{ failingSince: null, failuresInARow: 0, restingUntil: null }], 'a delivery an older release recorded ends them')
+  await runAsAnOlderRelease(database, `UPDATE webhook_endpoints SET last_failure_at = ${now + 400}, failing_since = coalesce(failing_since, ${now + 400})`)
+  t.match(await lease(), [{ failingSince: now + 400, failuresInARow: 0, restingUntil: null }], 'so does its failure after it: the rest left is stale')
+  await webhooks.recordFailure(endpointId, { at: now + 500, reason: 'answered 429', failuresInARow: 1, restingUntil: now + 30_500 })
+  t.match(await lease(), [{ failuresInARow: 1, restingUntil: now + 30_500 }], 'a failure this release records is leased again')
   await webhooks.recordSuccess(endpointId)
-  t.match(await webhooks.leaseEndpoints('second', now + leaseMs + 2, now + 2 * leaseMs), [{ failingSince: null, failuresInARow: 0, restingUntil: null }],
-    'a delivery clears them')
+  t.match(await lease(), [{ failingSince: null, failuresInARow: 0, restingUntil: null }], 'a delivery clears them')
 })

@@ -177,14 +177,14 @@ export class PostgresWebhookStore implements WebhookStore {
   async recordFailure (endpointId: string, { at, reason, failuresInARow, restingUntil }: EndpointFailure): Promise<void> {
     await this.runQuery({
       text: `UPDATE webhook_endpoints SET last_failure_at = $1, last_failure_reason = $2,
-               failing_since = coalesce(failing_since, $1), failures_in_a_row = $3, resting_until = $4 WHERE id = $5`,
+               failing_since = coalesce(failing_since, $1), failures_in_a_row = $3, resting_until = $4, rest_recorded_at = $1 WHERE id = $5`,
       values: [at, reason, failuresInARow, restingUntil, endpointId],
     })
   }
 
   async recordSuccess (endpointId: string): Promise<void> {
     await this.runQuery({
-      text: `UPDATE webhook_endpoints SET failing_since = NULL, failures_in_a_row = 0, resting_until = NULL
+      text: `UPDATE webhook_endpoints SET failing_since = NULL, failures_in_a_row = 0, resting_until = NULL, rest_recorded_at = NULL
                WHERE id = $1 AND failing_since IS NOT NULL`,
       values: [endpointId],
     })

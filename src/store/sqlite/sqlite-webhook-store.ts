@@ -93,8 +93,8 @@ export class SqliteWebhookStore implements WebhookStore {
       reschedule: database.prepare('UPDATE webhook_messages SET attempts = ?, next_attempt_at = ? WHERE seq = ? AND endpoint_id = ?'),
       recordFailure: database.prepare(`UPDATE webhook_endpoints
         SET last_failure_at = @at, last_failure_reason = @reason, failing_since = coalesce(failing_since, @at),
-          failures_in_a_row = @failuresInARow, resting_until = @restingUntil WHERE id = @endpointId`),
-      recordSuccess: database.prepare(`UPDATE webhook_endpoints SET failing_since = NULL, failures_in_a_row = 0, resting_until = NULL
+          failures_in_a_row = @failuresInARow, resting_until = @restingUntil, rest_recorded_at = @at WHERE id = @endpointId`),
+      recordSuccess: database.prepare(`UPDATE webhook_endpoints SET failing_since = NULL, failures_in_a_row = 0, resting_until = NULL, rest_recorded_at = NULL
         WHERE id = ? AND failing_since IS NOT NULL`),
       disable: database.prepare('UPDATE webhook_endpoints SET disabled_at = ?, disabled_reason = ?, lease_owner = NULL, lease_until = NULL WHERE id = ?'),
       // The ids of deleted endpoints still owed rows, found by skipping through each table's index
