@@ -6,6 +6,7 @@ import { type DeliveryServices, EndpointDelivery } from '../../src/webhooks/endp
 import { EndpointUrlPolicy } from '../../src/webhooks/endpoint-url-policy.js'
 import { RetrySchedule } from '../../src/webhooks/retry-schedule.js'
 import { newSigningSecret } from '../../src/webhooks/webhook-signature.js'
+import type { WebhookObserver } from '../../src/observability/service-metrics.js'
 import { startWebhookReceiver } from '../support/webhook-receiver.js'
 
 // An outbox in memory that counts its reads: what an endpoint's delivery asks of the store.
@@ -168,4 +169,42 @@ test("attempts cut short as their endpoint is let go are not the endpoint's fail
   for (const deadline = Date.now() + 5000; settled.count < 6 && Date.now() < deadline;) await sleep(10)
   t.equal(settled.count, 6, 'the six attempts ended as the connections closed')
   t.same(written, [], 'nothing was written of the endpoint or its messages')
+})
+
+// A failure's settling awaits its records; a delivery meanwhile ends the endpoint's failing. The
+// check for WEBHOOK_DISABLE_AFTER that follows must see that, not disable an endpoint that has
+// just been delivered to (read as failing since the epoch).
+test('a delivery while a failure is being recorded keeps the endpoint from being disabled', async (t) => {
+  let answered = 0
+  const receiver = await startWebhookReceiver(t, () => ++answered === 1 ? { status: 500 } : { status: 200 })
+  const outbox = new CountingOutbox()
+  let releaseFailure = (): void => undefined
+  const failureHeld = new Promise<void>((resolve) => { releaseFailure = resolve })
+  const disabled: string[] = []
+  const outcomes: string[] = []
+  let successes = 0
+  const store = {
+    ...outbox.store,
+    recordFailure: async () => failureHeld,
+    recordSuccess: async () => { successes++ },
+    rescheduleMessage: async () => undefined,
+    disableEndpoint: async (_endpointId: string, _at: number, reason: string) => { disabled.push(reason) },
+  } as unknown as WebhookStore
+  const delivery = new EndpointDelivery(
+    { id: 'endpoint', url: receiver.url, secret: newSigningSecret(), previousSecret: null, previousSecretUntil: null, failingSince: Date.now() - 1000, failuresInARow: 1, restingUntil: null },
+    deliveryServices(store, { observer: { attempted: (_event: string, outcome: string) => { outcomes.push(outcome) }, delivered: () => undefined } as unknown as WebhookObserver }))
+  t.teardown(async () => delivery.close())
+  for (let i = 0; i < 2; i++) outbox.add()
+  const settled = { count: 0 }
+  await delivery.pump(Date.now(), () => { settled.count++ })
+  await receiver.waitFor(2)
+  // The delivery is told while the failure's record is held.
+  for (const deadline = Date.now() + 5000; !outcomes.includes('delivered') && Date.now() < deadline;) await sleep(10)
+  t.same(outcomes, ['delivered'], 'the delivery was told while the failure was being recorded')
+  releaseFailure()
+  for (const deadline = Date.now() + 5000; settled.count < 2 && Date.now() < deadline;) await sleep(10)
+  t.equal(settled.count, 2, 'both attempts settled')
+  t.equal(successes, 1, 'the delivery was recorded')
+  t.same(disabled, [], 'the endpoint was not disabled')
+  t.equal(delivery.disabled, false)
 })
