@@ -1,4 +1,4 @@
-import type { WebhookEndpointSummary } from './webhook-store.js'
+import type { LeasedWebhookEndpoint, WebhookEndpointSummary } from './webhook-store.js'
 
 // An integer column as a backend reads it: bigint (SQLite) or decimal text (PostgreSQL); every
 // time and count here is well inside 2^53.
@@ -43,5 +43,33 @@ export function endpointSummaryOf (record: EndpointRecord): WebhookEndpointSumma
 // rest was stored (schema version 8) records a delivery by clearing failing_since alone, and a
 // failure by its time alone; after either, the count and rest left are stale.
 const restIsCurrent = 'failing_since IS NOT NULL AND rest_recorded_at = last_failure_at'
-export const restOfLeased = `CASE WHEN ${restIsCurrent} THEN failures_in_a_row ELSE 0 END AS failures_in_a_row,
+const restOfLeased = `CASE WHEN ${restIsCurrent} THEN failures_in_a_row ELSE 0 END AS failures_in_a_row,
   CASE WHEN ${restIsCurrent} THEN resting_until END AS resting_until`
+
+// What both backends' leases return of each endpoint leased (RETURNING ${leasedColumns}).
+export const leasedColumns = `id, url, secret, previous_secret, previous_secret_until, failing_since, ${restOfLeased}`
+
+export interface LeaseRecord {
+  id: string
+  url: string
+  secret: string
+  previous_secret: string | null
+  previous_secret_until: IntegerColumn | null
+  failing_since: IntegerColumn | null
+  // integer on PostgreSQL, which reads it as a number
+  failures_in_a_row: IntegerColumn | number
+  resting_until: IntegerColumn | null
+}
+
+export function leasedEndpointOf (record: LeaseRecord): LeasedWebhookEndpoint {
+  return {
+    id: record.id,
+    url: record.url,
+    secret: record.secret,
+    previousSecret: record.previous_secret,
+    previousSecretUntil: numberOrNull(record.previous_secret_until),
+    failingSince: numberOrNull(record.failing_since),
+    failuresInARow: Number(record.failures_in_a_row),
+    restingUntil: numberOrNull(record.resting_until),
+  }
+}

@@ -1,23 +1,12 @@
 import type {
   DueWebhookMessage, EndpointFailure, LeasedWebhookEndpoint, MessagePosition, NewWebhookEndpointRow, WebhookEndpointSummary, WebhookStore,
 } from '../webhook-store.js'
-import { type EndpointRecord, endpointSummaryOf, numberOrNull, restOfLeased } from '../webhook-endpoint-record.js'
+import { type EndpointRecord, endpointSummaryOf, type LeaseRecord, leasedColumns, leasedEndpointOf } from '../webhook-endpoint-record.js'
 import type { RunPostgresQuery } from './postgres-api-token-store.js'
 import { unpackBundles } from './postgres-message-bundles.js'
 
 // bigint columns come back as decimal text; every time here is well inside 2^53 milliseconds.
 type Bigint = string
-
-interface LeaseRecord {
-  id: string
-  url: string
-  secret: string
-  previous_secret: string | null
-  previous_secret_until: Bigint | null
-  failing_since: Bigint | null
-  failures_in_a_row: number
-  resting_until: Bigint | null
-}
 
 interface MessageRecord {
   seq: Bigint
@@ -40,7 +29,7 @@ const selectEndpoints = `SELECT e.id, e.url, e.events, e.created_at, e.disabled_
 // lock makes the second re-check the condition against the first's lease.
 const leaseEndpoints = `UPDATE webhook_endpoints SET lease_owner = $1, lease_until = $2
   WHERE disabled_at IS NULL AND (lease_owner = $1 OR lease_until IS NULL OR lease_until < $3)
-  RETURNING id, url, secret, previous_secret, previous_secret_until, failing_since, ${restOfLeased}`
+  RETURNING ${leasedColumns}`
 const selectDue = `SELECT seq, message_id, event, body, traceparent, committed_at, attempts, next_attempt_at
   FROM webhook_messages WHERE endpoint_id = $1 AND next_attempt_at <= $2 AND (next_attempt_at, seq) > ($3, $4)
   ORDER BY next_attempt_at, seq LIMIT $5`
@@ -120,16 +109,7 @@ export class PostgresWebhookStore implements WebhookStore {
 
   async leaseEndpoints (owner: string, now: number, until: number): Promise<LeasedWebhookEndpoint[]> {
     const { rows } = await this.runQuery<LeaseRecord>({ text: leaseEndpoints, values: [owner, until, now] })
-    return rows.map((record) => ({
-      id: record.id,
-      url: record.url,
-      secret: record.secret,
-      previousSecret: record.previous_secret,
-      previousSecretUntil: numberOrNull(record.previous_secret_until),
-      failingSince: numberOrNull(record.failing_since),
-      failuresInARow: record.failures_in_a_row,
-      restingUntil: numberOrNull(record.resting_until),
-    }))
+    return rows.map(leasedEndpointOf)
   }
 
   async releaseEndpoints (owner: string): Promise<void> {

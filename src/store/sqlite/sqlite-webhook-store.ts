@@ -5,19 +5,8 @@ import type { Transaction } from 'better-sqlite3'
 import type { MessageBundles } from './message-bundles.js'
 import { commitWithoutFsync } from './commit-without-fsync.js'
 import type { Database } from './sqlite-driver.js'
-import { numberOrNull, restOfLeased } from '../webhook-endpoint-record.js'
+import { type LeaseRecord, leasedColumns, leasedEndpointOf } from '../webhook-endpoint-record.js'
 import { type BackgroundReads, type RunStatement, SqliteOutboxCounts } from './sqlite-outbox-counts.js'
-
-interface LeaseRecord {
-  id: string
-  url: string
-  secret: string
-  previous_secret: string | null
-  previous_secret_until: bigint | null
-  failing_since: bigint | null
-  failures_in_a_row: bigint
-  resting_until: bigint | null
-}
 
 interface MessageRecord {
   seq: bigint
@@ -74,7 +63,7 @@ export class SqliteWebhookStore implements WebhookStore {
       selectSubscriptions: database.prepare<[], string | null>('SELECT events FROM webhook_endpoints WHERE disabled_at IS NULL').pluck(),
       lease: database.prepare<[string, bigint, string, bigint], LeaseRecord>(`UPDATE webhook_endpoints SET lease_owner = ?, lease_until = ?
         WHERE disabled_at IS NULL AND (lease_owner = ? OR lease_until IS NULL OR lease_until < ?)
-        RETURNING id, url, secret, previous_secret, previous_secret_until, failing_since, ${restOfLeased}`),
+        RETURNING ${leasedColumns}`),
       release: database.prepare('UPDATE webhook_endpoints SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ?'),
       // The messages after a position, as two index seeks merged: the rest of the position's
       // moment (all of a bundle's messages share one), then the later ones. With the row value
@@ -176,16 +165,7 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   async leaseEndpoints (owner: string, now: number, until: number): Promise<LeasedWebhookEndpoint[]> {
-    return this.run(() => this.statements.lease.all(owner, BigInt(until), owner, BigInt(now))).map((record) => ({
-      id: record.id,
-      url: record.url,
-      secret: record.secret,
-      previousSecret: record.previous_secret,
-      previousSecretUntil: numberOrNull(record.previous_secret_until),
-      failingSince: numberOrNull(record.failing_since),
-      failuresInARow: Number(record.failures_in_a_row),
-      restingUntil: numberOrNull(record.resting_until),
-    }))
+    return this.run(() => this.statements.lease.all(owner, BigInt(until), owner, BigInt(now))).map(leasedEndpointOf)
   }
 
   async releaseEndpoints (owner: string): Promise<void> {
