@@ -79,7 +79,7 @@ export class WebhookDispatcher {
     this.stopped = true
     clearInterval(this.timer)
     await this.round
-    await Promise.all([...this.deliveries.values()].map(async (delivery) => delivery.finish()))
+    await this.keepingLeases(Promise.all([...this.deliveries.values()].map(async (delivery) => delivery.finish())))
     try {
       for (const delivery of this.deliveries.values()) await delivery.flush()
       await this.store.releaseEndpoints(this.owner)
@@ -87,6 +87,25 @@ export class WebhookDispatcher {
       // The leases lapse by themselves; what was delivered and not yet deleted is sent again.
     }
     this.deliveries.clear()
+  }
+
+  // An attempt may take longer than what is left of its endpoint's lease (WEBHOOK_TIMEOUT is up to
+  // a minute): the leases held are extended, and no other taken, until `attemptsEnd`, so that no
+  // other instance takes an endpoint over and sends what is in flight again after a clean stop.
+  private async keepingLeases (attemptsEnd: Promise<unknown>): Promise<void> {
+    if (this.deliveries.size === 0) return
+    let extension: Promise<void> = Promise.resolve()
+    const extend = (): void => {
+      extension = this.store.extendLeases(this.owner, Date.now() + leaseMs).catch(() => undefined)
+    }
+    extend()
+    const timer = setInterval(extend, renewEveryMs)
+    try {
+      await attemptsEnd
+    } finally {
+      clearInterval(timer)
+      await extension
+    }
   }
 
   private async runRounds (): Promise<void> {

@@ -6,9 +6,10 @@ import { Database } from '../../src/store/sqlite/sqlite-driver.js'
 import { SqlitePlantStore } from '../../src/store/sqlite/sqlite-plant-store.js'
 import { type TestDatabase, testOnEveryBackend } from '../support/test-databases.js'
 
-// An endpoint's failures in a row and its rest are kept with it: an instance that takes its lease
-// over, its holder gone without a word (SIGKILL), goes on from them rather than from none
-// (src/webhooks/endpoint-delivery.ts), and a delivery clears them.
+// An endpoint's lease. Its failures in a row and its rest are kept with it: an instance that takes
+// its lease over, its holder gone without a word (SIGKILL), goes on from them rather than from
+// none (src/webhooks/endpoint-delivery.ts), and a delivery clears them. A holder that is stopping
+// extends the leases it holds while its last attempts end, and takes no other.
 
 const endpointId = '00000000-0000-4000-8000-000000000001'
 const now = 1_000_000
@@ -67,4 +68,24 @@ testOnEveryBackend(t, "the holder's record of failures and rest is what the next
   t.match(await lease(), [{ failuresInARow: 1, restingUntil: now + 30_500 }], 'a failure this release records is leased again')
   await webhooks.recordSuccess(endpointId)
   t.match(await lease(), [{ failingSince: null, failuresInARow: 0, restingUntil: null }], 'a delivery clears them')
+})
+
+testOnEveryBackend(t, 'a stopping holder extends the leases it holds, and takes no other', async (t, database) => {
+  const { webhooks } = await openStore(t, database)
+  const [held, free, otherHolders] = ['1', '2', '3'].map((last) => endpointId.slice(0, -1) + last) as [string, string, string]
+  await webhooks.createEndpoint({ id: held, url: 'http://127.0.0.1:1/held', events: null, secret: 'whsec_x', createdAt: now })
+  t.match(await webhooks.leaseEndpoints('stopping', now, now + leaseMs), [{ id: held }])
+  await webhooks.createEndpoint({ id: otherHolders, url: 'http://127.0.0.1:1/other', events: null, secret: 'whsec_x', createdAt: now })
+  t.match(await webhooks.leaseEndpoints('other', now, now + leaseMs), [{ id: otherHolders }])
+  await webhooks.createEndpoint({ id: free, url: 'http://127.0.0.1:1/free', events: null, secret: 'whsec_x', createdAt: now })
+
+  await webhooks.extendLeases('stopping', now + 3 * leaseMs)
+  const later = now + leaseMs + 1
+  const leased = await webhooks.leaseEndpoints('next', later, later + leaseMs)
+  t.same(leased.map(({ id }) => id).sort(), [free, otherHolders],
+    "past the first lease, another instance takes the endpoint no one holds and the other holder's lapsed one, not the extended one")
+  t.same(await webhooks.leaseEndpoints('next', now + 3 * leaseMs + 1, now + 4 * leaseMs).then((all) => all.map(({ id }) => id).sort()), [held, free, otherHolders].sort(),
+    'and the extended one once its extension lapses')
+  await webhooks.extendLeases('stopping', now + 5 * leaseMs)
+  t.same(await webhooks.leaseEndpoints('third', now + 3 * leaseMs + 2, now + 4 * leaseMs), [], 'an extension of a lease taken over extends nothing')
 })

@@ -10,8 +10,11 @@ export interface ReceivedWebhook {
   readonly receivedAt: number
 }
 
-// How the receiver answers a delivery: a status (200 by default) and headers, or never.
-export type Answer = (received: ReceivedWebhook) => { status: number, headers?: Record<string, string> } | 'hang'
+export interface Reply { status: number, headers?: Record<string, string> }
+
+// How the receiver answers a delivery: a status (200 by default) and headers, at once or once a
+// promise settles, or never.
+export type Answer = (received: ReceivedWebhook) => Reply | Promise<Reply> | 'hang'
 
 export interface WebhookReceiver {
   // http://127.0.0.1:<port>
@@ -62,6 +65,14 @@ export async function startWebhookReceiver (t: Test, answer: Answer = () => ({ s
       const reply = receiver.answer(delivery)
       if (reply === 'hang') {
         hanging.add(response)
+        return
+      }
+      if (reply instanceof Promise) {
+        hanging.add(response)
+        void reply.then(({ status, headers }) => {
+          hanging.delete(response)
+          if (!response.destroyed) response.writeHead(status, headers).end()
+        })
         return
       }
       response.writeHead(reply.status, reply.headers).end()

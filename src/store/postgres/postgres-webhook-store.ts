@@ -112,6 +112,10 @@ export class PostgresWebhookStore implements WebhookStore {
     return rows.map(leasedEndpointOf)
   }
 
+  async extendLeases (owner: string, until: number): Promise<void> {
+    await this.runQuery({ text: 'UPDATE webhook_endpoints SET lease_until = $2 WHERE lease_owner = $1', values: [owner, until] })
+  }
+
   async releaseEndpoints (owner: string): Promise<void> {
     await this.runQuery({ text: 'UPDATE webhook_endpoints SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = $1', values: [owner] })
   }
