@@ -1,11 +1,6 @@
-import pg from 'pg'
 import t from 'tap'
-import { applyMigrations } from '../../src/store/migration-runner.js'
-import { postgresMigrationConnection } from '../../src/store/postgres/postgres-migrations.js'
-import { Database } from '../../src/store/sqlite/sqlite-driver.js'
-import { sqliteMigrationConnection } from '../../src/store/sqlite/sqlite-migrations.js'
 import { buildTestApp } from '../support/helper.js'
-import { type TestDatabase, testOnEveryBackend } from '../support/test-databases.js'
+import { migrateAsTheReleaseAt, type TestDatabase, testOnEveryBackend, withOwnConnection } from '../support/test-databases.js'
 
 // A database written by the release before plants became documents (schema version 1, a column
 // per field) is migrated when the service starts on it, with nothing lost: every plant answers
@@ -22,27 +17,13 @@ const releasedRows: ReleasedRow[] = [
 ]
 
 async function writeAsTheReleaseBefore (database: TestDatabase): Promise<void> {
-  if (database.backend === 'SQLite') {
-    const connection = new Database(database.url.slice('sqlite:'.length))
-    try {
-      await applyMigrations(sqliteMigrationConnection(connection), 1)
-      const insert = connection.prepare('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?)')
-      for (const { id, name, tag } of releasedRows) insert.run(id, name, tag)
-    } finally {
-      connection.close()
-    }
-    return
-  }
-  const client = new pg.Client({ connectionString: database.url })
-  await client.connect()
-  try {
-    await applyMigrations(postgresMigrationConnection(client), 1)
+  await withOwnConnection(database, async (connection) => {
+    await migrateAsTheReleaseAt(connection, 1)
     for (const { id, name, tag } of releasedRows) {
-      await client.query('INSERT INTO plants (id, name, tag) VALUES ($1::bigint, $2, $3)', [id.toString(), name, tag])
+      if (connection.backend === 'SQLite') connection.sqlite.prepare('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?)').run(id, name, tag)
+      else await connection.postgres.query('INSERT INTO plants (id, name, tag) VALUES ($1::bigint, $2, $3)', [id.toString(), name, tag])
     }
-  } finally {
-    await client.end()
-  }
+  })
 }
 
 function plantOf ({ name, tag }: ReleasedRow): object {

@@ -1,38 +1,23 @@
-import pg from 'pg'
 import t from 'tap'
 import { mintManagedToken } from '../../src/auth/managed-token-format.js'
 import { tokenDigest } from '../../src/auth/token-digest.js'
-import { applyMigrations } from '../../src/store/migration-runner.js'
-import { postgresMigrationConnection } from '../../src/store/postgres/postgres-migrations.js'
-import { Database } from '../../src/store/sqlite/sqlite-driver.js'
-import { sqliteMigrationConnection } from '../../src/store/sqlite/sqlite-migrations.js'
 import { buildTestApp } from '../support/helper.js'
-import { type TestDatabase, testOnEveryBackend } from '../support/test-databases.js'
+import { migrateAsTheReleaseAt, type TestDatabase, testOnEveryBackend, withOwnConnection } from '../support/test-databases.js'
 
 // A managed token issued by the release before roles (schema version 3) keeps every role once
 // the service has migrated its database: it may still call every operation.
 
 async function issueAsTheReleaseBefore (database: TestDatabase, token: string): Promise<void> {
   const digest = tokenDigest(token)
-  if (database.backend === 'SQLite') {
-    const connection = new Database(database.url.slice('sqlite:'.length))
-    try {
-      await applyMigrations(sqliteMigrationConnection(connection), 3)
-      connection.prepare('INSERT INTO api_tokens (name, digest, created_at) VALUES (?, ?, ?)')
+  await withOwnConnection(database, async (connection) => {
+    await migrateAsTheReleaseAt(connection, 3)
+    if (connection.backend === 'SQLite') {
+      connection.sqlite.prepare('INSERT INTO api_tokens (name, digest, created_at) VALUES (?, ?, ?)')
         .run('before-roles', digest, new Date().toISOString())
-    } finally {
-      connection.close()
+    } else {
+      await connection.postgres.query('INSERT INTO api_tokens (name, digest, created_at) VALUES ($1, $2, now())', ['before-roles', digest])
     }
-    return
-  }
-  const client = new pg.Client({ connectionString: database.url })
-  await client.connect()
-  try {
-    await applyMigrations(postgresMigrationConnection(client), 3)
-    await client.query('INSERT INTO api_tokens (name, digest, created_at) VALUES ($1, $2, now())', ['before-roles', digest])
-  } finally {
-    await client.end()
-  }
+  })
 }
 
 testOnEveryBackend(t, 'a token issued before roles keeps every role', async (t, database) => {

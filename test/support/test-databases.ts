@@ -1,6 +1,10 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import type { Test } from 'tap'
+import { applyMigrations } from '../../src/store/migration-runner.js'
+import { postgresMigrationConnection } from '../../src/store/postgres/postgres-migrations.js'
+import { Database } from '../../src/store/sqlite/sqlite-driver.js'
+import { sqliteMigrationConnection } from '../../src/store/sqlite/sqlite-migrations.js'
 import { readStoredPlants as readSqlitePlants, type StoredPlantRow, toStoredPlantRow } from './stored-plants.js'
 import { testFolder } from './test-folder.js'
 
@@ -89,6 +93,36 @@ async function runSql<Row extends object> (connectionString: string, sql: string
   } finally {
     await client.end()
   }
+}
+
+// A connection to a test's database of its own, through the backend's driver: for writing it as
+// an earlier release did, or as another process would.
+export type OwnConnection =
+  | { readonly backend: 'SQLite', readonly sqlite: Database }
+  | { readonly backend: 'PostgreSQL', readonly postgres: pg.Client }
+
+// Runs `use` on an own connection to the database, closed once it is done.
+export async function withOwnConnection<T> (database: TestDatabase, use: (connection: OwnConnection) => Promise<T>): Promise<T> {
+  if (database.backend === 'SQLite') {
+    const sqlite = new Database(database.url.slice('sqlite:'.length))
+    try {
+      return await use({ backend: 'SQLite', sqlite })
+    } finally {
+      sqlite.close()
+    }
+  }
+  const postgres = new pg.Client({ connectionString: database.url })
+  await postgres.connect()
+  try {
+    return await use({ backend: 'PostgreSQL', postgres })
+  } finally {
+    await postgres.end()
+  }
+}
+
+// Applies the migrations up to `version` alone, as the release whose schema that was did.
+export async function migrateAsTheReleaseAt (connection: OwnConnection, version: number): Promise<void> {
+  await applyMigrations(connection.backend === 'SQLite' ? sqliteMigrationConnection(connection.sqlite) : postgresMigrationConnection(connection.postgres), version)
 }
 
 // A second session on the test's database, in a transaction of its own that the test commits or
