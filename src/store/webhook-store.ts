@@ -87,9 +87,10 @@ export interface WebhookStore {
   // Takes or renews the lease of every enabled endpoint no other instance holds, until `until`,
   // and answers those `owner` now holds, as they are now (a rotated secret included).
   leaseEndpoints (owner: string, now: number, until: number): Promise<LeasedWebhookEndpoint[]>
-  // Extends the leases `owner` holds until `until`, and takes no other: while a stopping instance's
-  // last attempts end, no other instance takes their endpoints over and sends them again.
-  extendLeases (owner: string, until: number): Promise<void>
+  // Extends the leases `owner` holds until `until`, takes no other, and answers the ids of the
+  // endpoints whose lease it extended: while a stopping instance's last attempts end, no other
+  // instance takes their endpoints over and sends them again.
+  extendLeases (owner: string, until: number): Promise<string[]>
   releaseEndpoints (owner: string): Promise<void>
   // Up to `limit` messages of the endpoint due by `now` and placed after `after`, the earliest due
   // first; none for an endpoint that no longer exists. On SQLite this first unpacks the endpoint's

@@ -152,8 +152,9 @@ export class EndpointDelivery {
 
   // Lets the attempts in flight end, by their answer or their timeout (WEBHOOK_TIMEOUT), then
   // closes the connections: an attempt cut short may have been handled by its receiver, and
-  // would be sent again, a duplicate after a clean stop. Bounded all the same: an attempt still
-  // resolving its endpoint's name has no deadline yet.
+  // would be sent again, a duplicate after a clean stop. Bounded all the same: an attempt's
+  // deadline ends its exchange with the endpoint, not the writes that record its outcome, which
+  // a store out of reach may hold.
   async finish (): Promise<void> {
     const bound = new Promise((resolve) => setTimeout(resolve, attemptEndsWithinMs(this.services.timeoutMs) + 1000).unref())
     await Promise.race([Promise.all(this.attempts), bound])

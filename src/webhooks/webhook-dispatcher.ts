@@ -78,33 +78,50 @@ export class WebhookDispatcher {
   async stop (): Promise<void> {
     this.stopped = true
     clearInterval(this.timer)
-    await this.round
-    await this.keepingLeases(Promise.all([...this.deliveries.values()].map(async (delivery) => delivery.finish())))
+    const stopKeepingLeases = this.keepLeases()
     try {
+      await this.round
+      await Promise.all([...this.deliveries.values()].map(async (delivery) => delivery.finish()))
       for (const delivery of this.deliveries.values()) await delivery.flush()
+      stopKeepingLeases()
       await this.store.releaseEndpoints(this.owner)
     } catch {
       // The leases lapse by themselves; what was delivered and not yet deleted is sent again.
+    } finally {
+      stopKeepingLeases()
     }
     this.deliveries.clear()
   }
 
-  // An attempt may take longer than what is left of its endpoint's lease (WEBHOOK_TIMEOUT is up to
-  // a minute): the leases held are extended, and no other taken, until `attemptsEnd`, so that no
-  // other instance takes an endpoint over and sends what is in flight again after a clean stop.
-  private async keepingLeases (attemptsEnd: Promise<unknown>): Promise<void> {
-    if (this.deliveries.size === 0) return
-    let extension: Promise<void> = Promise.resolve()
+  // While a stop waits, its attempts may take longer than what is left of their endpoints' leases
+  // (WEBHOOK_TIMEOUT is up to a minute), and their records longer still on a store that is slow
+  // to answer: the leases held are extended, and no other taken, until the stop has recorded what
+  // was delivered, so that no other instance takes an endpoint over and sends it again. An
+  // endpoint whose lease was taken over all the same (the store out of reach for longer than a
+  // lease) is let go, its attempts cut short, as renewLeases lets go. Answers the stopper.
+  private keepLeases (): () => void {
+    if (this.deliveries.size === 0) return () => undefined
+    let extending = false
+    let kept = true
     const extend = (): void => {
-      extension = this.store.extendLeases(this.owner, Date.now() + leaseMs).catch(() => undefined)
+      // One at a time: on a store that is slow to answer, the records of the attempts need it more.
+      if (extending) return
+      extending = true
+      this.store.extendLeases(this.owner, Date.now() + leaseMs)
+        .then((held) => { if (kept) this.letGoOfTakenOver(new Set(held)) }, () => undefined)
+        .finally(() => { extending = false })
     }
     extend()
-    const timer = setInterval(extend, renewEveryMs)
-    try {
-      await attemptsEnd
-    } finally {
+    const timer = setInterval(extend, renewEveryMs).unref()
+    return () => {
+      kept = false
       clearInterval(timer)
-      await extension
+    }
+  }
+
+  private letGoOfTakenOver (held: ReadonlySet<string>): void {
+    for (const [id, delivery] of this.deliveries) {
+      if (!held.has(id)) void delivery.close().catch(() => undefined)
     }
   }
 

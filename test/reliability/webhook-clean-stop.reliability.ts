@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
+import { awaitOutput } from '../support/await-output.js'
 import { privatePostgres, privatePostgresSkipReason } from '../support/private-postgres.js'
 import { createPlant, startServer } from '../support/running-server.js'
 import { type Reply, startWebhookReceiver } from '../support/webhook-receiver.js'
@@ -12,8 +13,10 @@ import { testFolder } from '../support/test-folder.js'
 // renewal, and the other instance sent the message still awaiting its answer again.
 
 const token = 'reliability-clean-stop-token-0123456789'
-// Longer than a lease (10 s) and the other instance's wait for its next renewal (2 s).
-const answerAfterSignalMs = 13_000
+// From the stopping instance's "shutting down": longer than what is left of its lease (10 s at
+// most) and the other instance's wait for its next renewal (2 s), with time to spare on a slow
+// machine; within the attempt's WEBHOOK_TIMEOUT (30 s).
+const answerAfterStopMs = 16_000
 
 async function cleanStopSendsNothingTwice (t: Test, databaseUrl: string): Promise<void> {
   let answerFirst: (reply: Reply) => void = () => undefined
@@ -31,7 +34,8 @@ async function cleanStopSendsNothingTwice (t: Test, databaseUrl: string): Promis
 
   const other = await startServer(t, environment)
   stopping.child.kill('SIGTERM')
-  await sleep(answerAfterSignalMs)
+  await awaitOutput(stopping.child, stopping.output, /"msg":"shutting down"/, 'the first instance to log that it is shutting down', 10_000)
+  await sleep(answerAfterStopMs)
   answerFirst({ status: 200 })
   t.equal(await stopping.exited, 0, 'the stopping instance exits 0 once its attempt is answered')
 

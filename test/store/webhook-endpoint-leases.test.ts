@@ -65,13 +65,14 @@ testOnEveryBackend(t, 'a stopping holder extends the leases it holds, and takes 
   t.match(await webhooks.leaseEndpoints('other', now, now + leaseMs), [{ id: otherHolders }])
   await webhooks.createEndpoint({ id: free, url: 'http://127.0.0.1:1/free', events: null, secret: 'whsec_x', createdAt: now })
 
-  await webhooks.extendLeases('stopping', now + 3 * leaseMs)
+  t.same(await webhooks.extendLeases('stopping', now + 3 * leaseMs), [held], 'the extension answers the lease it extended')
   const later = now + leaseMs + 1
   const leased = await webhooks.leaseEndpoints('next', later, later + leaseMs)
   t.same(leased.map(({ id }) => id).sort(), [free, otherHolders],
     "past the first lease, another instance takes the endpoint no one holds and the other holder's lapsed one, not the extended one")
   t.same(await webhooks.leaseEndpoints('next', now + 3 * leaseMs + 1, now + 4 * leaseMs).then((all) => all.map(({ id }) => id).sort()), [held, free, otherHolders].sort(),
     'and the extended one once its extension lapses')
-  await webhooks.extendLeases('stopping', now + 5 * leaseMs)
-  t.same(await webhooks.leaseEndpoints('third', now + 3 * leaseMs + 2, now + 4 * leaseMs), [], 'an extension of a lease taken over extends nothing')
+  t.same(await webhooks.extendLeases('stopping', now + 5 * leaseMs), [], 'once taken over, no lease is extended, and none answered')
+  const third = await webhooks.leaseEndpoints('third', now + 4 * leaseMs + 1, now + 5 * leaseMs)
+  t.same(third.map(({ id }) => id).sort(), [held, free, otherHolders].sort(), 'and every lease lapses when its holder stops renewing it')
 })

@@ -72,7 +72,7 @@ export async function startWebhookReceiver (t: Test, answer: Answer = () => ({ s
         void reply.then(({ status, headers }) => {
           hanging.delete(response)
           if (!response.destroyed) response.writeHead(status, headers).end()
-        })
+        }, () => response.destroy())
         return
       }
       response.writeHead(reply.status, reply.headers).end()

@@ -112,8 +112,9 @@ export class PostgresWebhookStore implements WebhookStore {
     return rows.map(leasedEndpointOf)
   }
 
-  async extendLeases (owner: string, until: number): Promise<void> {
-    await this.runQuery({ text: 'UPDATE webhook_endpoints SET lease_until = $2 WHERE lease_owner = $1', values: [owner, until] })
+  async extendLeases (owner: string, until: number): Promise<string[]> {
+    const { rows } = await this.runQuery<{ id: string }>({ text: 'UPDATE webhook_endpoints SET lease_until = $2 WHERE lease_owner = $1 RETURNING id', values: [owner, until] })
+    return rows.map(({ id }) => id)
   }
 
   async releaseEndpoints (owner: string): Promise<void> {

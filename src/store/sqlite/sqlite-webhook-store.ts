@@ -64,7 +64,7 @@ export class SqliteWebhookStore implements WebhookStore {
       lease: database.prepare<[string, bigint, string, bigint], LeaseRecord>(`UPDATE webhook_endpoints SET lease_owner = ?, lease_until = ?
         WHERE disabled_at IS NULL AND (lease_owner = ? OR lease_until IS NULL OR lease_until < ?)
         RETURNING ${leasedColumns}`),
-      extendLeases: database.prepare<[bigint, string]>('UPDATE webhook_endpoints SET lease_until = ? WHERE lease_owner = ?'),
+      extendLeases: database.prepare<[bigint, string], { id: string }>('UPDATE webhook_endpoints SET lease_until = ? WHERE lease_owner = ? RETURNING id'),
       release: database.prepare('UPDATE webhook_endpoints SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ?'),
       // The messages after a position, as two index seeks merged: the rest of the position's
       // moment (all of a bundle's messages share one), then the later ones. With the row value
@@ -169,8 +169,8 @@ export class SqliteWebhookStore implements WebhookStore {
     return this.run(() => this.statements.lease.all(owner, BigInt(until), owner, BigInt(now))).map(leasedEndpointOf)
   }
 
-  async extendLeases (owner: string, until: number): Promise<void> {
-    this.run(() => this.statements.extendLeases.run(BigInt(until), owner))
+  async extendLeases (owner: string, until: number): Promise<string[]> {
+    return this.run(() => this.statements.extendLeases.all(BigInt(until), owner)).map(({ id }) => id)
   }
 
   async releaseEndpoints (owner: string): Promise<void> {
