@@ -15,7 +15,7 @@ import { testFolder } from '../support/test-folder.js'
 const token = 'reliability-clean-stop-token-0123456789'
 // From the stopping instance's "shutting down": longer than what is left of its lease (10 s at
 // most) and the other instance's wait for its next renewal (2 s), with time to spare on a slow
-// machine; within the attempt's WEBHOOK_TIMEOUT (30 s).
+// machine; well within the attempt's WEBHOOK_TIMEOUT (60 s).
 const answerAfterStopMs = 16_000
 
 async function cleanStopSendsNothingTwice (t: Test, databaseUrl: string): Promise<void> {
@@ -23,7 +23,7 @@ async function cleanStopSendsNothingTwice (t: Test, databaseUrl: string): Promis
   const firstAnswer = new Promise<Reply>((resolve) => { answerFirst = resolve })
   let deliveries = 0
   const receiver = await startWebhookReceiver(t, () => deliveries++ === 0 ? firstAnswer : { status: 200 })
-  const environment = { DATABASE_URL: databaseUrl, API_TOKENS: token, WEBHOOK_ALLOW_LOOPBACK: 'only', WEBHOOK_TIMEOUT: '30' }
+  const environment = { DATABASE_URL: databaseUrl, API_TOKENS: token, WEBHOOK_ALLOW_LOOPBACK: 'only', WEBHOOK_TIMEOUT: '60' }
   const stopping = await startServer(t, environment)
   const registered = await fetch(`${stopping.baseUrl}/webhook-endpoints`, {
     method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ url: `${receiver.url}/hook` }),
