@@ -5,6 +5,7 @@ import t, { type Test } from 'tap'
 import { Database } from '../../src/store/sqlite/sqlite-driver.js'
 import type { BackgroundConnection } from '../../src/store/sqlite/background-connection.js'
 import { SqlitePlantStore } from '../../src/store/sqlite/sqlite-plant-store.js'
+import type { SweepStep } from '../../src/store/sqlite/sqlite-webhook-store.js'
 import { beforeEveryMessage } from '../../src/store/webhook-store.js'
 import { StoreUnavailableError } from '../../src/store/store-errors.js'
 import { testPlantStoreContract } from './plant-store-contract.js'
@@ -157,8 +158,10 @@ t.test('the counts of waiting messages are read off the request thread, and on i
 // endpoint's deletion takes the endpoint alone, and the sweep deletes what it was owed a step (a
 // transaction) at a time, rows or bundled, with the event loop's turns between them: about 2,000
 // messages a step on a fast machine, fewer on a slow one (src/store/sqlite/sqlite-webhook-store.ts).
-t.test("an endpoint's deletion leaves what it is owed to the sweep, which deletes it a few thousand messages at a time at most", async (t) => {
-  const store = await SqlitePlantStore.open({ filename: `${testFolder(t)}/plants.db` })
+// Sweeps a deleted endpoint owed 12,000 messages as rows and 4,500 in three bundles, beside a
+// live endpoint owed 13, and answers what each step deleted, the last a step that found none.
+async function sweepSteps (t: Test, sweepStep?: SweepStep): Promise<number[]> {
+  const store = await SqlitePlantStore.open({ filename: `${testFolder(t)}/plants.db`, sweepStep })
   t.teardown(() => store.close())
   const [gone, live] = ['00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002']
   for (const id of [gone, live]) {
@@ -185,16 +188,31 @@ t.test("an endpoint's deletion leaves what it is owed to the sweep, which delete
     deleted = await store.webhooks.deleteMessagesOfDeletedEndpoints()
     sweeps.push(deleted)
   }
-  const steps = sweeps.slice(0, -1)
   t.equal(sweeps.at(-1), 0, 'the sweep ends with a step that finds none')
-  t.equal(steps.reduce((sum, deleted) => sum + deleted, 0), 12_000 + 3 * 1500, 'the steps deleted every message owed, rows and bundled')
-  t.ok(steps.every((deleted) => deleted >= 250), `each step deleted a slice of 250 at least (${steps.join(', ')})`)
-  // Rows until 2,000 at most; a bundle is deleted whole, so a step that reaches one may go past.
-  t.ok(steps.every((deleted) => deleted <= 2000 + 1500 - 1), 'each step stopped at 2,000 messages, or within the bundle that reached them')
+  t.equal(sweeps.reduce((sum, deleted) => sum + deleted, 0), 12_000 + 3 * 1500, 'the steps deleted every message owed, rows and bundled')
   t.equal(rowsOwedTo(gone), 0, 'none is left')
   t.equal(rowsOwedTo(live), 11, 'the live endpoint keeps its rows and its bundle')
   t.equal(await store.webhooks.pendingMessages(), 13)
   t.equal(requestConnectionOf(store).pragma('synchronous', { simple: true }), 2n, 'the connection waits for the disk again (FULL)')
+  return sweeps
+}
+
+t.test("an endpoint's deletion leaves what it is owed to the sweep, which deletes it a few thousand messages at a time at most", async (t) => {
+  const steps = (await sweepSteps(t)).slice(0, -1)
+  t.ok(steps.every((deleted) => deleted >= 250), `each step deleted a slice of 250 at least (${steps.join(', ')})`)
+  // Rows until 2,000 at most; a bundle is deleted whole, so a step that reaches one may go past.
+  t.ok(steps.every((deleted) => deleted <= 2000 + 1500 - 1), 'each step stopped at 2,000 messages, or within the bundle that reached them')
+})
+
+t.test('a step of the sweep ends at its count of messages, or at the first slice or bundle past its time', async (t) => {
+  t.test('with time to spare', async (t) => {
+    t.same(await sweepSteps(t, { messages: 2000, budgetMs: Number.POSITIVE_INFINITY }), [2000, 2000, 2000, 2000, 2000, 2000, 3000, 1500, 0],
+      '2,000 rows a step, then bundles, each whole, until 2,000 are reached')
+  })
+  t.test('with none', async (t) => {
+    t.same(await sweepSteps(t, { messages: 2000, budgetMs: 0 }), [...Array.from({ length: 48 }, () => 250), 1500, 1500, 1500, 0],
+      'one slice of 250 rows, or one bundle, a step')
+  })
 })
 
 t.test('a count asked for as the store closes is answered', async (t) => {

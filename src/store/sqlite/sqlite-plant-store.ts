@@ -13,7 +13,7 @@ import { type BatchChanges, MessageBundles } from './message-bundles.js'
 import { SqliteApiTokenStore } from './sqlite-api-token-store.js'
 import { Database, SqliteError } from './sqlite-driver.js'
 import { sqliteMigrationConnection } from './sqlite-migrations.js'
-import { SqliteWebhookStore } from './sqlite-webhook-store.js'
+import { SqliteWebhookStore, type SweepStep } from './sqlite-webhook-store.js'
 import { BackgroundConnection } from './background-connection.js'
 
 export interface SqlitePlantStoreOptions {
@@ -24,6 +24,8 @@ export interface SqlitePlantStoreOptions {
   readonly batchObserver?: BatchObserver | undefined
   // Told when the background connection's thread fails (checkpoints, and counts of the outbox).
   readonly onBackgroundFailure?: (error: unknown) => void
+  // How much a step of the sweep of deleted endpoints' messages deletes (tests set their own).
+  readonly sweepStep?: SweepStep | undefined
 }
 
 // The log is checkpointed by a thread of its own every 100 ms (src/store/sqlite/background-connection.ts).
@@ -67,11 +69,11 @@ export class SqlitePlantStore implements PlantStore {
   private readonly reads: BatchedReads<bigint, string | undefined>
   private readonly readPage: (after: bigint | undefined, count: number) => PlantRow[]
 
-  static async open ({ filename, busyTimeoutMs = 250, batchObserver, onBackgroundFailure }: SqlitePlantStoreOptions): Promise<SqlitePlantStore> {
+  static async open ({ filename, busyTimeoutMs = 250, batchObserver, onBackgroundFailure, sweepStep }: SqlitePlantStoreOptions): Promise<SqlitePlantStore> {
     const { database, migrations } = await openDatabase(filename, busyTimeoutMs)
     database.pragma(`wal_autocheckpoint = ${safetyNetCheckpointPages}`)
     const background = BackgroundConnection.start(filename, checkpointEveryMs, onBackgroundFailure)
-    return new SqlitePlantStore(database, background, migrations, `SQLite file ${filename}`, batchObserver)
+    return new SqlitePlantStore(database, background, migrations, `SQLite file ${filename}`, batchObserver, sweepStep)
   }
 
   private constructor (
@@ -79,7 +81,8 @@ export class SqlitePlantStore implements PlantStore {
     private readonly background: BackgroundConnection,
     readonly migrationsAtOpen: MigrationReport,
     readonly description: string,
-    batchObserver: BatchObserver | undefined
+    batchObserver: BatchObserver | undefined,
+    sweepStep: SweepStep | undefined
   ) {
     const insert = database.prepare('INSERT INTO plants (id, document) VALUES (?, ?) ON CONFLICT (id) DO NOTHING')
     const remove = database.prepare<[bigint], string>('DELETE FROM plants WHERE id = ? RETURNING document').pluck()
@@ -139,7 +142,7 @@ export class SqlitePlantStore implements PlantStore {
     const readUnderWriteLock = database.transaction(() => migrationVersion.get())
     this.readMigrationVersion = () => readUnderWriteLock.immediate()
     this.apiTokens = new SqliteApiTokenStore(database, (statement) => this.runTokenStatement(statement))
-    this.webhooks = new SqliteWebhookStore(database, bundles, (statement) => this.runTokenStatement(statement), background)
+    this.webhooks = new SqliteWebhookStore(database, bundles, (statement) => this.runTokenStatement(statement), background, sweepStep)
   }
 
   async createPlant (plant: PlantRow, context?: WriteContext): Promise<CreatePlantOutcome> {

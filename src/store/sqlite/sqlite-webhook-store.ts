@@ -29,12 +29,16 @@ interface DuePosition {
 }
 
 // A step of the sweep is one transaction on the request thread: slices of rows, then bundles
-// (each counted as its messages, deleted whole), until messagesDeletedAtOnce messages are reached
-// or the first slice or bundle past sweepStepBudgetMs. The cap ends a step on a fast machine, the
-// clock on a slow one, whose requests would otherwise wait several times as long (benchmark.md).
-const messagesDeletedAtOnce = 2000
+// (each counted as its messages, deleted whole), until `messages` are reached or the first slice
+// or bundle past `budgetMs`. The cap ends a step on a fast machine, the clock on a slow one, whose
+// requests would otherwise wait several times as long (benchmark.md). Tests set their own.
+export interface SweepStep {
+  readonly messages: number
+  readonly budgetMs: number
+}
+
+const defaultSweepStep: SweepStep = { messages: 2000, budgetMs: 5 }
 const messagesDeletedInASlice = 250
-const sweepStepBudgetMs = 5
 
 // The endpoints and their outbox in the SQLite file; each statement runs in autocommit, as the
 // token store's do. Several processes on one file share the endpoints' leases through it.
@@ -46,7 +50,8 @@ export class SqliteWebhookStore implements WebhookStore {
     private readonly database: Database,
     private readonly bundles: MessageBundles,
     private readonly run: RunStatement,
-    background: BackgroundReads
+    background: BackgroundReads,
+    step: SweepStep = defaultSweepStep
   ) {
     this.counts = new SqliteOutboxCounts(database, run, background)
     this.statements = {
@@ -115,11 +120,11 @@ export class SqliteWebhookStore implements WebhookStore {
     this.deleteSomeOfDeletedEndpoints = database.transaction((owed: readonly string[]) => {
       const startedAt = performance.now()
       let deleted = 0
-      const stepLeft = (): boolean => deleted < messagesDeletedAtOnce && (deleted === 0 || performance.now() - startedAt < sweepStepBudgetMs)
+      const stepLeft = (): boolean => deleted < step.messages && (deleted === 0 || performance.now() - startedAt < step.budgetMs)
       for (const endpointId of owed) {
         let rowsLeft = true
         while (rowsLeft && stepLeft()) {
-          const wanted = Math.min(messagesDeletedInASlice, messagesDeletedAtOnce - deleted)
+          const wanted = Math.min(messagesDeletedInASlice, step.messages - deleted)
           const rows = deleteSomeEndpointMessages.run(endpointId, wanted).changes
           deleted += rows
           rowsLeft = rows === wanted
