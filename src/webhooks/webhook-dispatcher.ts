@@ -98,7 +98,7 @@ export class WebhookDispatcher {
   // to answer: the leases held are extended, and no other taken, until the stop has recorded what
   // was delivered, so that no other instance takes an endpoint over and sends it again. An
   // endpoint whose lease was taken over all the same (the store out of reach for longer than a
-  // lease) is let go, its attempts cut short, as renewLeases lets go. Answers the stopper.
+  // lease) is let go, as a renewal lets it go. Answers the stopper.
   private keepLeases (): () => void {
     if (this.deliveries.size === 0) return () => undefined
     let extending = false
@@ -108,7 +108,7 @@ export class WebhookDispatcher {
       if (extending) return
       extending = true
       this.store.extendLeases(this.owner, Date.now() + leaseMs)
-        .then((held) => { if (kept) this.letGoOfTakenOver(new Set(held)) }, () => undefined)
+        .then((held) => { if (kept) this.letGoOfAllBut(new Set(held)) }, () => undefined)
         .finally(() => { extending = false })
     }
     extend()
@@ -119,9 +119,13 @@ export class WebhookDispatcher {
     }
   }
 
-  private letGoOfTakenOver (held: ReadonlySet<string>): void {
+  // Lets go of the endpoints this instance no longer holds (deleted, disabled elsewhere, or leased
+  // by another instance) or has disabled: what each delivered is deleted, its attempts cut short.
+  private letGoOfAllBut (held: ReadonlySet<string>): void {
     for (const [id, delivery] of this.deliveries) {
-      if (!held.has(id)) void delivery.close().catch(() => undefined)
+      if (held.has(id) && !delivery.disabled) continue
+      this.deliveries.delete(id)
+      void delivery.flush().catch(() => undefined).finally(() => { void delivery.close().catch(() => undefined) })
     }
   }
 
@@ -190,16 +194,9 @@ export class WebhookDispatcher {
     }
   }
 
-  // Endpoints deleted or disabled elsewhere, or leased by another instance, are let go.
   private async renewLeases (now: number): Promise<void> {
     const held = await this.store.leaseEndpoints(this.owner, now, now + leaseMs)
-    const heldIds = new Set(held.map(({ id }) => id))
-    for (const [id, delivery] of this.deliveries) {
-      if (!heldIds.has(id) || delivery.disabled) {
-        this.deliveries.delete(id)
-        void delivery.flush().catch(() => undefined).finally(() => { void delivery.close() })
-      }
-    }
+    this.letGoOfAllBut(new Set(held.map(({ id }) => id)))
     for (const endpoint of held) {
       const delivery = this.deliveries.get(endpoint.id)
       if (delivery === undefined) this.deliveries.set(endpoint.id, new EndpointDelivery(endpoint, this.services))
