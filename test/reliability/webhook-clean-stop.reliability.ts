@@ -1,10 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import { awaitOutput } from '../support/await-output.js'
-import { privatePostgres, privatePostgresSkipReason } from '../support/private-postgres.js'
-import { createPlant, startServer } from '../support/running-server.js'
+import { createPlant, listWebhookEndpoints, registerWebhookEndpoint, startServer } from '../support/running-server.js'
 import { type Reply, startWebhookReceiver } from '../support/webhook-receiver.js'
-import { testFolder } from '../support/test-folder.js'
+import { testOnSqliteAndPrivatePostgres } from './support/every-backend.js'
 
 // A clean stop (SIGTERM) lets a webhook attempt in flight end, however long its receiver takes
 // within WEBHOOK_TIMEOUT, and keeps the endpoint's lease meanwhile: another instance on the same
@@ -25,9 +24,7 @@ async function cleanStopSendsNothingTwice (t: Test, databaseUrl: string): Promis
   const receiver = await startWebhookReceiver(t, () => deliveries++ === 0 ? firstAnswer : { status: 200 })
   const environment = { DATABASE_URL: databaseUrl, API_TOKENS: token, WEBHOOK_ALLOW_LOOPBACK: 'only', WEBHOOK_TIMEOUT: '60' }
   const stopping = await startServer(t, environment)
-  const registered = await fetch(`${stopping.baseUrl}/webhook-endpoints`, {
-    method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ url: `${receiver.url}/hook` }),
-  })
+  const registered = await registerWebhookEndpoint(stopping.baseUrl, token, `${receiver.url}/hook`)
   t.equal(registered.status, 201, 'the endpoint is registered')
   t.equal((await createPlant(stopping.baseUrl, token, { id: 1, name: 'Plant 1' })).status, 200)
   await receiver.waitFor(1)
@@ -46,16 +43,8 @@ async function cleanStopSendsNothingTwice (t: Test, databaseUrl: string): Promis
   const sent = receiver.received.map(({ headers, body }) => `${String(headers['webhook-id'])} ${/"name":"([^"]+)"/.exec(body)?.[1]}`)
   t.equal(sent.length, 2, `each message was sent once: ${sent.join(', ')}`)
   t.match(sent, [/ Plant 1$/, / Plant 2$/], 'the first by the stopping instance, the second by the other')
-  const listed = await fetch(`${other.baseUrl}/webhook-endpoints`, { headers: { authorization: `Bearer ${token}` } })
+  const listed = await listWebhookEndpoints(other.baseUrl, token)
   t.match(await listed.json(), [{ state: 'enabled', pendingMessages: 0, failedMessages: 0 }], 'nothing is left waiting')
 }
 
-t.test('SQLite: an attempt that outlasts the lease of a stopping instance is not sent again', async (t) => {
-  await cleanStopSendsNothingTwice(t, `sqlite:${testFolder(t)}/plants.db`)
-})
-
-t.test('PostgreSQL: an attempt that outlasts the lease of a stopping instance is not sent again', { skip: privatePostgresSkipReason }, async (t) => {
-  const database = await privatePostgres(t)
-  await database.start()
-  await cleanStopSendsNothingTwice(t, database.url)
-})
+testOnSqliteAndPrivatePostgres(t, 'an attempt that outlasts the lease of a stopping instance is not sent again', cleanStopSendsNothingTwice)

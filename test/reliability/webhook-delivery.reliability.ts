@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks'
 import t, { type Test } from 'tap'
 import { privatePostgres, privatePostgresSkipReason } from '../support/private-postgres.js'
-import { type RunningServer, startServer } from '../support/running-server.js'
+import { listWebhookEndpoints, registerWebhookEndpoint, type RunningServer, startServer } from '../support/running-server.js'
 import { readStoredPlants, type StoredPlantRow } from '../support/stored-plants.js'
 import { readPostgresPlants } from '../support/test-databases.js'
 import { startWebhookReceiver } from '../support/webhook-receiver.js'
@@ -32,9 +32,7 @@ async function crashRounds (t: Test, { databaseUrl, readStoredPlants }: Check): 
     DATABASE_URL: databaseUrl, API_TOKENS: token, WEBHOOK_ALLOW_LOOPBACK: 'only', WEBHOOK_RETRY_SCHEDULE: '0,0.5,0.5,0.5,0.5,0.5,0.5,0.5',
   }
   let server: RunningServer = await startServer(t, environment)
-  const registered = await fetch(`${server.baseUrl}/webhook-endpoints`, {
-    method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ url: `${receiver.url}/hook` }),
-  })
+  const registered = await registerWebhookEndpoint(server.baseUrl, token, `${receiver.url}/hook`)
   t.equal(registered.status, 201, 'the endpoint is registered')
   const { secret } = await registered.json() as { secret: string }
   const ledger = new PlantLedger(seededRandom(reliabilitySeed + 11))
@@ -65,7 +63,7 @@ async function crashRounds (t: Test, { databaseUrl, readStoredPlants }: Check): 
     await new Promise((resolve) => setTimeout(resolve, 1000))
   }
   const received = idsOf()
-  const endpoints = await fetch(`${server.baseUrl}/webhook-endpoints`, { headers: { authorization: `Bearer ${token}` } })
+  const endpoints = await listWebhookEndpoints(server.baseUrl, token)
   t.comment(`the endpoint now: ${await endpoints.text()}`)
   const lost = acknowledged.filter((id) => !received.has(id))
   t.equal(lost.length, 0, `every one of the ${acknowledged.length} acknowledged creates' newPlant arrived (lost: ${lost.slice(0, 5).join(', ')})`)

@@ -1,9 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
-import { privatePostgres, privatePostgresSkipReason } from '../support/private-postgres.js'
-import { createPlant, startServer } from '../support/running-server.js'
+import { createPlant, listWebhookEndpoints, registerWebhookEndpoint, startServer } from '../support/running-server.js'
 import { startWebhookReceiver } from '../support/webhook-receiver.js'
-import { testFolder } from '../support/test-folder.js'
+import { testOnSqliteAndPrivatePostgres } from './support/every-backend.js'
 
 // An endpoint that asked for a rest (429 with Retry-After) is rested as long as it asked, even
 // when the instance that heard it is killed (SIGKILL) and another takes its lease over (10 s
@@ -18,9 +17,7 @@ async function restSurvivesTakeover (t: Test, databaseUrl: string): Promise<void
   const receiver = await startWebhookReceiver(t, () => busy ? { status: 429, headers: { 'retry-after': String(retryAfterSeconds) } } : { status: 200 })
   const environment = { DATABASE_URL: databaseUrl, API_TOKENS: token, WEBHOOK_ALLOW_LOOPBACK: 'only', WEBHOOK_RETRY_SCHEDULE: '0,1,1' }
   const first = await startServer(t, environment)
-  const registered = await fetch(`${first.baseUrl}/webhook-endpoints`, {
-    method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ url: `${receiver.url}/hook` }),
-  })
+  const registered = await registerWebhookEndpoint(first.baseUrl, token, `${receiver.url}/hook`)
   t.equal(registered.status, 201, 'the endpoint is registered')
   t.equal((await createPlant(first.baseUrl, token, { id: 1, name: 'Plant 1' })).status, 200)
   const [asked] = await receiver.waitFor(1)
@@ -40,16 +37,8 @@ async function restSurvivesTakeover (t: Test, databaseUrl: string): Promise<void
   t.equal(new Set(receiver.received.slice(1).map(({ body }) => /"name":"([^"]+)"/.exec(body)?.[1])).size, 6, 'then all six plants were delivered')
   // Delivered messages are deleted from the outbox a batch at a time, within 100 ms.
   await sleep(500)
-  const listed = await fetch(`${second.baseUrl}/webhook-endpoints`, { headers: { authorization: `Bearer ${token}` } })
+  const listed = await listWebhookEndpoints(second.baseUrl, token)
   t.match(await listed.json(), [{ state: 'enabled', pendingMessages: 0, failedMessages: 0 }], 'nothing is left waiting')
 }
 
-t.test('SQLite: a rest asked for outlives the instance that heard it', async (t) => {
-  await restSurvivesTakeover(t, `sqlite:${testFolder(t)}/plants.db`)
-})
-
-t.test('PostgreSQL: a rest asked for outlives the instance that heard it', { skip: privatePostgresSkipReason }, async (t) => {
-  const database = await privatePostgres(t)
-  await database.start()
-  await restSurvivesTakeover(t, database.url)
-})
+testOnSqliteAndPrivatePostgres(t, 'a rest asked for outlives the instance that heard it', restSurvivesTakeover)

@@ -47,3 +47,16 @@ export async function createPlant (baseUrl: string, token: string, body: unknown
     body: JSON.stringify(body),
   })
 }
+
+// Registers a webhook endpoint for every event, as a consumer would.
+export async function registerWebhookEndpoint (baseUrl: string, token: string, url: string): Promise<Response> {
+  return fetch(`${baseUrl}/webhook-endpoints`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ url }),
+  })
+}
+
+export async function listWebhookEndpoints (baseUrl: string, token: string): Promise<Response> {
+  return fetch(`${baseUrl}/webhook-endpoints`, { headers: { authorization: `Bearer ${token}` } })
+}
