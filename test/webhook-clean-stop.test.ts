@@ -1,6 +1,6 @@
 import t from 'tap'
 import { buildTestApp } from './support/helper.js'
-import { testOnEveryBackend, withOwnConnection } from './support/test-databases.js'
+import { runAsAdmin, type TestDatabase, testOnEveryBackend, withOwnConnection } from './support/test-databases.js'
 import { startWebhookReceiver } from './support/webhook-receiver.js'
 import { registerEndpoint, webhookTestSettings } from './support/webhooks.js'
 
@@ -43,4 +43,63 @@ testOnEveryBackend(t, 'a stop lets go at once of an endpoint another instance to
   t.equal(rows[0]?.lease_owner, takenOverAt, 'to the instance that took the endpoint over')
   t.equal(rows[0]?.last_failure_at, null, 'no failure of the endpoint was recorded')
   t.equal(Number(rows[0]?.attempts), 0, 'nor an attempt of the message')
+})
+
+// The store refuses to delete the messages delivered to the endpoints named, as a real failure
+// of the statement (a trigger), in the database the service writes; none named lifts it.
+async function refuseDeletingMessagesOf (database: TestDatabase, endpointIds: readonly string[]): Promise<void> {
+  const named = endpointIds.map((id) => `'${id}'`).join(', ')
+  if (database.backend === 'SQLite') {
+    await withOwnConnection(database, async (connection) => {
+      if (connection.backend !== 'SQLite') return
+      connection.sqlite.exec('DROP TRIGGER IF EXISTS refuse_deletes')
+      if (endpointIds.length > 0) {
+        connection.sqlite.exec(`CREATE TRIGGER refuse_deletes BEFORE DELETE ON webhook_messages WHEN OLD.endpoint_id IN (${named})
+          BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`)
+      }
+    })
+    return
+  }
+  const schema = new URL(database.url).searchParams.get('options')?.replace('-c search_path=', '')
+  const refused = endpointIds.length > 0 ? `OLD.endpoint_id IN (${named})` : 'false'
+  await runAsAdmin(`CREATE OR REPLACE FUNCTION ${schema}.refuse_deletes() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN IF ${refused} THEN RAISE EXCEPTION 'refused by the test'; END IF; RETURN OLD; END $$`)
+  await runAsAdmin(`CREATE OR REPLACE TRIGGER refuse_deletes BEFORE DELETE ON ${schema}.webhook_messages
+    FOR EACH ROW EXECUTE FUNCTION ${schema}.refuse_deletes()`)
+}
+
+// What was delivered is deleted from the outbox a little later, together. A deletion the store
+// refuses holds up no other endpoint's deliveries, and is tried again: its messages are neither
+// lost from it nor sent again meanwhile. At a stop each endpoint's is tried on its own, so one
+// refused leaves the others' deleted, and only its own messages to be sent again by the next holder.
+testOnEveryBackend(t, "a refused deletion of delivered messages holds up no other endpoint, is tried again, and at a stop fails only its own endpoint's", async (t, database) => {
+  const receiver = await startWebhookReceiver(t)
+  const testApp = await buildTestApp(t, { DATABASE_URL: database.url, ...webhookTestSettings })
+  const refused = await registerEndpoint(t, testApp, `${receiver.url}/refused`)
+  const other = await registerEndpoint(t, testApp, `${receiver.url}/other`)
+  // Rounds try the deletion every 100 ms or so.
+  const severalRounds = async (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 400))
+
+  await refuseDeletingMessagesOf(database, [refused.id])
+  await testApp.createPlant({ id: 1, name: 'Fern' })
+  await receiver.waitFor(2)
+  await severalRounds()
+  await testApp.createPlant({ id: 2, name: 'Fern' })
+  await receiver.waitFor(4)
+  t.pass("the other endpoint's deliveries went on while the refused endpoint's deletions failed")
+
+  await refuseDeletingMessagesOf(database, [refused.id, other.id])
+  await testApp.createPlant({ id: 3, name: 'Fern' })
+  await receiver.waitFor(6)
+  await severalRounds()
+  t.equal(receiver.received.length, 6, 'nothing was sent again while the deletions were refused')
+
+  await refuseDeletingMessagesOf(database, [refused.id])
+  await testApp.app.close()
+  const read = 'SELECT endpoint_id FROM webhook_messages ORDER BY seq'
+  const rows = await withOwnConnection(database, async (connection) => connection.backend === 'SQLite'
+    ? connection.sqlite.prepare(read).all() as Array<{ endpoint_id: string }>
+    : (await connection.postgres.query<{ endpoint_id: string }>(read)).rows)
+  t.same(rows.map(({ endpoint_id: id }) => id), [refused.id, refused.id, refused.id],
+    "the other endpoint's messages were deleted, the last at the stop; the refused one's are still owed")
 })

@@ -139,7 +139,14 @@ export class EndpointDelivery {
     if (this.delivered.length === 0) return
     const delivered = this.delivered
     this.delivered = []
-    await this.services.store.deleteMessages(this.endpoint.id, delivered)
+    try {
+      await this.services.store.deleteMessages(this.endpoint.id, delivered)
+    } catch (error) {
+      // Kept for the next flush: a message delivered and never deleted would stay counted as
+      // pending, and be sent again by whichever instance holds the endpoint next.
+      this.delivered = delivered.concat(this.delivered)
+      throw error
+    }
     for (const seq of delivered) this.inHand.delete(seq)
   }
 

@@ -82,7 +82,9 @@ export class WebhookDispatcher {
     try {
       await this.round
       await Promise.all([...this.deliveries.values()].map(async (delivery) => delivery.finish()))
-      for (const delivery of this.deliveries.values()) await delivery.flush()
+      // Each endpoint's record on its own: one that fails (a lock held too long) leaves the
+      // others' recorded, and only its own messages to be sent again.
+      for (const delivery of this.deliveries.values()) await delivery.flush().catch(() => undefined)
       stopKeepingLeases()
       await this.store.releaseEndpoints(this.owner)
     } catch {
@@ -135,11 +137,7 @@ export class WebhookDispatcher {
       try {
         await this.runRound(Date.now())
       } catch (error) {
-        const now = Date.now()
-        if (now - this.lastWarnedAt >= warnEveryMs) {
-          this.lastWarnedAt = now
-          this.logger.warn({ err: error }, 'webhook deliveries wait: the store cannot be read now')
-        }
+        this.warnThatTheStoreFails(error)
         return
       }
     } while (this.again && !this.stopped)
@@ -157,7 +155,7 @@ export class WebhookDispatcher {
       await this.renewLeases(now)
       this.nextLeaseAt = now + renewEveryMs
     }
-    for (const delivery of this.deliveries.values()) await delivery.flushDue(now)
+    for (const delivery of this.deliveries.values()) await this.onItsOwn(delivery.flushDue(now))
     // A round that was running as the service began to stop starts no attempt.
     if (this.stopped) return
     this.services.pacer.tick(performance.now())
@@ -165,11 +163,28 @@ export class WebhookDispatcher {
     // no endpoint takes every attempt an interval allows.
     const deliveries = [...this.deliveries.values()]
     const first = deliveries.length === 0 ? 0 : this.rounds++ % deliveries.length
-    for (const delivery of [...deliveries.slice(first), ...deliveries.slice(0, first)]) await delivery.pump(now, this.nudge)
+    for (const delivery of [...deliveries.slice(first), ...deliveries.slice(0, first)]) await this.onItsOwn(delivery.pump(now, this.nudge))
     if (now >= this.nextSweepAt) {
       this.nextSweepAt = now + sweepEveryMs
       await this.sweepMessagesOfDeletedEndpoints(now)
     }
+  }
+
+  // One endpoint's statement that the store refuses (the deletion of what it delivered, the read
+  // of what is due) holds up no other endpoint's deliveries: it is told, and tried again next round.
+  private async onItsOwn (work: Promise<void>): Promise<void> {
+    try {
+      await work
+    } catch (error) {
+      this.warnThatTheStoreFails(error)
+    }
+  }
+
+  private warnThatTheStoreFails (error: unknown): void {
+    const now = Date.now()
+    if (now - this.lastWarnedAt < warnEveryMs) return
+    this.lastWarnedAt = now
+    this.logger.warn({ err: error }, 'webhook deliveries wait: the store cannot be read or written now')
   }
 
   // Housekeeping, after the round's attempts: its failure is told, and cancels no delivery. A
