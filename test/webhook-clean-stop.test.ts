@@ -1,6 +1,6 @@
 import t from 'tap'
 import { buildTestApp } from './support/helper.js'
-import { runAsAdmin, type TestDatabase, testOnEveryBackend, withOwnConnection } from './support/test-databases.js'
+import { type PostgresTestDatabase, runAsAdmin, type TestDatabase, testOnEveryBackend, withOwnConnection } from './support/test-databases.js'
 import { startWebhookReceiver } from './support/webhook-receiver.js'
 import { registerEndpoint, webhookTestSettings } from './support/webhooks.js'
 
@@ -60,7 +60,7 @@ async function refuseDeletingMessagesOf (database: TestDatabase, endpointIds: re
     })
     return
   }
-  const schema = new URL(database.url).searchParams.get('options')?.replace('-c search_path=', '')
+  const { schema } = database as PostgresTestDatabase
   const refused = endpointIds.length > 0 ? `OLD.endpoint_id IN (${named})` : 'false'
   await runAsAdmin(`CREATE OR REPLACE FUNCTION ${schema}.refuse_deletes() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN IF ${refused} THEN RAISE EXCEPTION 'refused by the test'; END IF; RETURN OLD; END $$`)
@@ -70,15 +70,16 @@ async function refuseDeletingMessagesOf (database: TestDatabase, endpointIds: re
 
 // What was delivered is deleted from the outbox a little later, together. A deletion the store
 // refuses holds up no other endpoint's deliveries, and is tried again: its messages are neither
-// lost from it nor sent again meanwhile. At a stop each endpoint's is tried on its own, so one
-// refused leaves the others' deleted, and only its own messages to be sent again by the next holder.
+// lost from it nor sent again meanwhile. Once the other endpoint's refusal is lifted, the service
+// stops at once: its kept message is deleted by a last round or by the stop, which records each
+// endpoint's on its own, whichever endpoint the store still refuses comes first.
 testOnEveryBackend(t, "a refused deletion of delivered messages holds up no other endpoint, is tried again, and at a stop fails only its own endpoint's", async (t, database) => {
   const receiver = await startWebhookReceiver(t)
   const testApp = await buildTestApp(t, { DATABASE_URL: database.url, ...webhookTestSettings })
   const refused = await registerEndpoint(t, testApp, `${receiver.url}/refused`)
   const other = await registerEndpoint(t, testApp, `${receiver.url}/other`)
-  // Rounds try the deletion every 100 ms or so.
-  const severalRounds = async (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 400))
+  // Rounds try the deletion every 100 ms or so, and read the outbox from its start every second.
+  const severalRounds = async (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 1200))
 
   await refuseDeletingMessagesOf(database, [refused.id])
   await testApp.createPlant({ id: 1, name: 'Fern' })
@@ -101,5 +102,5 @@ testOnEveryBackend(t, "a refused deletion of delivered messages holds up no othe
     ? connection.sqlite.prepare(read).all() as Array<{ endpoint_id: string }>
     : (await connection.postgres.query<{ endpoint_id: string }>(read)).rows)
   t.same(rows.map(({ endpoint_id: id }) => id), [refused.id, refused.id, refused.id],
-    "the other endpoint's messages were deleted, the last at the stop; the refused one's are still owed")
+    "the other endpoint's messages were deleted, the last by the time the service stopped; the refused one's are still owed")
 })

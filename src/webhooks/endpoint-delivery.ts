@@ -2,6 +2,7 @@ import type { DeliveryPacer } from './delivery-pacer.js'
 import type { WebhookObserver } from '../observability/service-metrics.js'
 import type { DeliveryTrace } from '../observability/tracing.js'
 import { beforeEveryMessage, type DueWebhookMessage, type LeasedWebhookEndpoint, type MessagePosition, type WebhookStore } from '../store/webhook-store.js'
+import { DeliveredMessages } from './delivered-messages.js'
 import { attemptEndsWithinMs, type AttemptOutcome, EndpointConnection } from './endpoint-connection.js'
 import { EndpointHealth } from './endpoint-health.js'
 import type { EndpointUrlPolicy } from './endpoint-url-policy.js'
@@ -27,12 +28,6 @@ export interface DeliveryServices {
 
 // Messages read from the outbox at once, beyond those already in hand.
 const readAhead = 64
-// Delivered messages are deleted together, at most this often or once this many have gathered:
-// on SQLite their commit waits for the disk (synchronous = FULL), and one commit per delivery
-// cost more than the delivery itself. A crash before the deletion sends them again, with the
-// same webhook-id, as at-least-once allows.
-const deleteEveryMs = 100
-const deleteBatch = 512
 // Each read goes on from where the last ended, so that the messages in hand are not read again
 // and again; every second it starts over from the earliest due, for a message that became due
 // behind that place: one committed after messages due later (by another instance, or by a batch
@@ -47,7 +42,8 @@ const rereadAfterMs = 25
 
 // The delivery of one endpoint's messages, by the instance that holds its lease: up to 16
 // attempts in flight, the earliest due first. Delivered messages are deleted from the outbox in
-// batches (flush); a failed one is rescheduled on the retry schedule, or kept as failed.
+// batches (src/webhooks/delivered-messages.ts); a failed one is rescheduled on the retry
+// schedule, or kept as failed.
 export class EndpointDelivery {
   private readonly connection: EndpointConnection
   private keys: Buffer[] = []
@@ -55,8 +51,7 @@ export class EndpointDelivery {
   // Messages in flight, or delivered and not yet deleted: not to be read again.
   private readonly inHand = new Set<number>()
   private queue: DueWebhookMessage[] = []
-  private delivered: number[] = []
-  private lastDeletedAt = 0
+  private readonly delivered: DeliveredMessages
   private inFlight = 0
   private reading = false
   private readFrom: MessagePosition = beforeEveryMessage
@@ -74,6 +69,9 @@ export class EndpointDelivery {
   constructor (private endpoint: LeasedWebhookEndpoint, private readonly services: DeliveryServices) {
     this.connection = new EndpointConnection(new URL(endpoint.url), services.policy, services.timeoutMs)
     this.health = new EndpointHealth(endpoint, services.store, services.schedule)
+    this.delivered = new DeliveredMessages(async (seqs) => services.store.deleteMessages(this.endpoint.id, seqs), (seqs) => {
+      for (const seq of seqs) this.inHand.delete(seq)
+    })
     this.update(endpoint)
   }
 
@@ -127,27 +125,15 @@ export class EndpointDelivery {
       this.services.outboxCommitsHere() !== this.outboxCommitsAtRead
   }
 
-  // Deletes the messages delivered since the last deletion, when enough time has passed or
-  // enough have gathered.
+  // Deletes from the outbox the messages delivered since the last deletion, when it is due.
   async flushDue (now: number): Promise<void> {
-    if (now - this.lastDeletedAt >= deleteEveryMs || this.delivered.length >= deleteBatch) await this.flush()
+    await this.delivered.deleteDue(now)
   }
 
-  // Deletes the messages delivered since the last deletion.
-  async flush (): Promise<void> {
-    this.lastDeletedAt = Date.now()
-    if (this.delivered.length === 0) return
-    const delivered = this.delivered
-    this.delivered = []
-    try {
-      await this.services.store.deleteMessages(this.endpoint.id, delivered)
-    } catch (error) {
-      // Kept for the next flush: a message delivered and never deleted would stay counted as
-      // pending, and be sent again by whichever instance holds the endpoint next.
-      this.delivered = delivered.concat(this.delivered)
-      throw error
-    }
-    for (const seq of delivered) this.inHand.delete(seq)
+  // Deletes every message delivered, until the store refuses: as the service stops, or as the
+  // endpoint is let go.
+  async flushAll (): Promise<void> {
+    await this.delivered.deleteAll()
   }
 
   // Cuts the attempts in flight short, and closes the connections: for an endpoint this instance
@@ -183,8 +169,10 @@ export class EndpointDelivery {
     try {
       await this.settle(message, outcome)
     } catch {
-      // The store could not record the outcome (unavailable): the message stays due, and is
-      // attempted again, with the same webhook-id.
+      // The store could not record the outcome (unavailable). A delivered message is among those
+      // to delete already, and stays in hand; a failed one stays due, and is attempted again, with
+      // the same webhook-id.
+      if (outcome.delivered) return
       this.inHand.delete(message.seq)
       this.foundAllDueAt = undefined
     }
@@ -194,7 +182,7 @@ export class EndpointDelivery {
     const { store, schedule, observer } = this.services
     const now = Date.now()
     if (outcome.delivered) {
-      this.delivered.push(message.seq)
+      this.delivered.add(message.seq)
       observer?.attempted(message.event, 'delivered')
       observer?.delivered(message.event, Math.max(0, now - message.committedAt) / 1000)
       // Once let go, the endpoint's record is its next holder's to keep.

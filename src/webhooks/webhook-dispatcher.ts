@@ -82,9 +82,14 @@ export class WebhookDispatcher {
     try {
       await this.round
       await Promise.all([...this.deliveries.values()].map(async (delivery) => delivery.finish()))
-      // Each endpoint's record on its own: one that fails (a lock held too long) leaves the
-      // others' recorded, and only its own messages to be sent again.
-      for (const delivery of this.deliveries.values()) await delivery.flush().catch(() => undefined)
+      // Each endpoint's record on its own, and all at once (a store out of reach takes one timeout,
+      // not one an endpoint): one refused leaves the others' recorded, and only its own messages
+      // to be sent again.
+      const records = await Promise.allSettled([...this.deliveries.values()].map(async (delivery) => delivery.flushAll()))
+      const unrecorded = records.filter(({ status }) => status === 'rejected').length
+      if (unrecorded > 0) {
+        this.logger.warn({ endpoints: unrecorded }, 'stopping: what was delivered to some endpoints could not be recorded, and will be sent to them again')
+      }
       stopKeepingLeases()
       await this.store.releaseEndpoints(this.owner)
     } catch {
@@ -127,7 +132,7 @@ export class WebhookDispatcher {
     for (const [id, delivery] of this.deliveries) {
       if (held.has(id) && !delivery.disabled) continue
       this.deliveries.delete(id)
-      void delivery.flush().catch(() => undefined).finally(() => { void delivery.close().catch(() => undefined) })
+      void delivery.flushAll().catch(() => undefined).finally(() => { void delivery.close().catch(() => undefined) })
     }
   }
 
@@ -155,15 +160,15 @@ export class WebhookDispatcher {
       await this.renewLeases(now)
       this.nextLeaseAt = now + renewEveryMs
     }
-    for (const delivery of this.deliveries.values()) await this.onItsOwn(delivery.flushDue(now))
+    for (const [id, delivery] of this.deliveries) await this.onItsOwn(id, delivery.flushDue(now))
     // A round that was running as the service began to stop starts no attempt.
     if (this.stopped) return
     this.services.pacer.tick(performance.now())
     // Each round starts with the next endpoint, so that, while the pacer holds attempts back,
     // no endpoint takes every attempt an interval allows.
-    const deliveries = [...this.deliveries.values()]
+    const deliveries = [...this.deliveries]
     const first = deliveries.length === 0 ? 0 : this.rounds++ % deliveries.length
-    for (const delivery of [...deliveries.slice(first), ...deliveries.slice(0, first)]) await this.onItsOwn(delivery.pump(now, this.nudge))
+    for (const [id, delivery] of [...deliveries.slice(first), ...deliveries.slice(0, first)]) await this.onItsOwn(id, delivery.pump(now, this.nudge))
     if (now >= this.nextSweepAt) {
       this.nextSweepAt = now + sweepEveryMs
       await this.sweepMessagesOfDeletedEndpoints(now)
@@ -171,20 +176,23 @@ export class WebhookDispatcher {
   }
 
   // One endpoint's statement that the store refuses (the deletion of what it delivered, the read
-  // of what is due) holds up no other endpoint's deliveries: it is told, and tried again next round.
-  private async onItsOwn (work: Promise<void>): Promise<void> {
+  // of what is due) holds up no other endpoint's deliveries: it is told, and tried again later.
+  // Not past a renewal of the leases, though: a round held up by a store out of reach (a timeout
+  // each statement) ends there, so that no endpoint is sent to once its lease may have lapsed.
+  private async onItsOwn (endpointId: string, work: Promise<void>): Promise<void> {
     try {
       await work
     } catch (error) {
-      this.warnThatTheStoreFails(error)
+      if (Date.now() >= this.nextLeaseAt) throw error
+      this.warnThatTheStoreFails(error, { endpointId })
     }
   }
 
-  private warnThatTheStoreFails (error: unknown): void {
+  private warnThatTheStoreFails (error: unknown, details: object = {}): void {
     const now = Date.now()
     if (now - this.lastWarnedAt < warnEveryMs) return
     this.lastWarnedAt = now
-    this.logger.warn({ err: error }, 'webhook deliveries wait: the store cannot be read or written now')
+    this.logger.warn({ ...details, err: error }, 'webhook deliveries wait: the store refused to read or write their messages')
   }
 
   // Housekeeping, after the round's attempts: its failure is told, and cancels no delivery. A

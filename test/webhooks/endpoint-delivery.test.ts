@@ -1,52 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { test } from 'tap'
-import type { DueWebhookMessage, EndpointFailure, MessagePosition, WebhookStore } from '../../src/store/webhook-store.js'
-import { DeliveryPacer } from '../../src/webhooks/delivery-pacer.js'
-import { type DeliveryServices, EndpointDelivery } from '../../src/webhooks/endpoint-delivery.js'
-import { EndpointUrlPolicy } from '../../src/webhooks/endpoint-url-policy.js'
+import type { EndpointFailure, WebhookStore } from '../../src/store/webhook-store.js'
+import { EndpointDelivery } from '../../src/webhooks/endpoint-delivery.js'
 import { RetrySchedule } from '../../src/webhooks/retry-schedule.js'
 import { newSigningSecret } from '../../src/webhooks/webhook-signature.js'
 import type { WebhookObserver } from '../../src/observability/service-metrics.js'
 import { startWebhookReceiver } from '../support/webhook-receiver.js'
-
-// An outbox in memory that counts its reads: what an endpoint's delivery asks of the store.
-class CountingOutbox {
-  reads = 0
-  private waiting: DueWebhookMessage[] = []
-  private nextSeq = 1
-
-  add (): void {
-    const seq = this.nextSeq++
-    this.waiting.push({ seq, messageId: `msg_${seq}`, event: 'newPlant', body: '{}', traceparent: null, committedAt: 0, attempts: 0, nextAttemptAt: 0 })
-  }
-
-  readonly store = {
-    dueMessages: async (_endpointId: string, _now: number, after: MessagePosition, limit: number) => {
-      this.reads++
-      return this.waiting.filter(({ seq }) => seq > after.seq).slice(0, limit)
-    },
-    deleteMessages: async (_endpointId: string, seqs: readonly number[]) => {
-      const delivered = new Set(seqs)
-      this.waiting = this.waiting.filter(({ seq }) => !delivered.has(seq))
-    },
-  } as unknown as WebhookStore
-}
-
-// What every delivery of these tests shares, with what a test sets itself.
-function deliveryServices (store: WebhookStore, settings: Partial<DeliveryServices> = {}): DeliveryServices {
-  return {
-    store,
-    schedule: new RetrySchedule('0'),
-    policy: new EndpointUrlPolicy('only'),
-    timeoutMs: 10_000,
-    disableAfterMs: 60_000,
-    observer: undefined,
-    traceDelivery: () => undefined,
-    pacer: new DeliveryPacer(),
-    outboxCommitsHere: () => 0,
-    ...settings,
-  }
-}
+import { CountingOutbox, deliveryServices } from '../support/endpoint-delivery-doubles.js'
 
 test('a delivery that read every due message reads the outbox again only after a commit here, or after a while', async (t) => {
   const receiver = await startWebhookReceiver(t)
