@@ -1,6 +1,6 @@
 import t from 'tap'
 import { buildTestApp } from './support/helper.js'
-import { type PostgresTestDatabase, runAsAdmin, type TestDatabase, testOnEveryBackend, withOwnConnection } from './support/test-databases.js'
+import { type PostgresTestDatabase, runAsAdmin, runOnOwnConnection, type TestDatabase, testOnEveryBackend } from './support/test-databases.js'
 import { startWebhookReceiver } from './support/webhook-receiver.js'
 import { registerEndpoint, webhookTestSettings } from './support/webhooks.js'
 
@@ -26,19 +26,14 @@ testOnEveryBackend(t, 'a stop lets go at once of an endpoint another instance to
   await receiver.waitFor(1)
 
   const takeOver = `UPDATE webhook_endpoints SET lease_owner = '${takenOverAt}', lease_until = ${Date.now() + 3_600_000}`
-  await withOwnConnection(database, async (connection) => {
-    if (connection.backend === 'SQLite') connection.sqlite.exec(takeOver)
-    else await connection.postgres.query(takeOver)
-  })
+  await runOnOwnConnection(database, takeOver)
   const stopping = performance.now()
   await stoppingApp.app.close()
   const stoppedInMs = performance.now() - stopping
   t.ok(stoppedInMs < timeoutSeconds * 1000 / 2, `the stop cut the attempt short in ${Math.round(stoppedInMs)} ms, rather than wait for its timeout`)
 
   const read = 'SELECT e.lease_owner, e.last_failure_at, m.attempts FROM webhook_endpoints e JOIN webhook_messages m ON m.endpoint_id = e.id'
-  const rows = await withOwnConnection(database, async (connection) => connection.backend === 'SQLite'
-    ? connection.sqlite.prepare(read).all() as EndpointRow[]
-    : (await connection.postgres.query<EndpointRow>(read)).rows)
+  const rows = await runOnOwnConnection<EndpointRow>(database, read)
   t.equal(rows.length, 1, 'the message is still owed')
   t.equal(rows[0]?.lease_owner, takenOverAt, 'to the instance that took the endpoint over')
   t.equal(rows[0]?.last_failure_at, null, 'no failure of the endpoint was recorded')
@@ -50,14 +45,11 @@ testOnEveryBackend(t, 'a stop lets go at once of an endpoint another instance to
 async function refuseDeletingMessagesOf (database: TestDatabase, endpointIds: readonly string[]): Promise<void> {
   const named = endpointIds.map((id) => `'${id}'`).join(', ')
   if (database.backend === 'SQLite') {
-    await withOwnConnection(database, async (connection) => {
-      if (connection.backend !== 'SQLite') return
-      connection.sqlite.exec('DROP TRIGGER IF EXISTS refuse_deletes')
-      if (endpointIds.length > 0) {
-        connection.sqlite.exec(`CREATE TRIGGER refuse_deletes BEFORE DELETE ON webhook_messages WHEN OLD.endpoint_id IN (${named})
-          BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`)
-      }
-    })
+    await runOnOwnConnection(database, 'DROP TRIGGER IF EXISTS refuse_deletes')
+    if (endpointIds.length > 0) {
+      await runOnOwnConnection(database, `CREATE TRIGGER refuse_deletes BEFORE DELETE ON webhook_messages WHEN OLD.endpoint_id IN (${named})
+        BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`)
+    }
     return
   }
   const { schema } = database as PostgresTestDatabase
@@ -98,9 +90,7 @@ testOnEveryBackend(t, "a refused deletion of delivered messages holds up no othe
   await refuseDeletingMessagesOf(database, [refused.id])
   await testApp.app.close()
   const read = 'SELECT endpoint_id FROM webhook_messages ORDER BY seq'
-  const rows = await withOwnConnection(database, async (connection) => connection.backend === 'SQLite'
-    ? connection.sqlite.prepare(read).all() as Array<{ endpoint_id: string }>
-    : (await connection.postgres.query<{ endpoint_id: string }>(read)).rows)
+  const rows = await runOnOwnConnection<{ endpoint_id: string }>(database, read)
   t.same(rows.map(({ endpoint_id: id }) => id), [refused.id, refused.id, refused.id],
     "the other endpoint's messages were deleted, the last by the time the service stopped; the refused one's are still owed")
 })

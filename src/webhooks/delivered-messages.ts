@@ -35,7 +35,7 @@ export class DeliveredMessages {
 
   // Deletes deleteBatch at most: what gathered while the store refused is deleted a batch at a
   // time, not in one transaction that would hold SQLite's thread.
-  async deleteSome (): Promise<void> {
+  private async deleteSome (): Promise<void> {
     this.lastDeletedAt = Date.now()
     if (this.seqs.length === 0) return
     const deleting = this.seqs.slice(0, deleteBatch)

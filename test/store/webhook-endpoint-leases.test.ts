@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import { PostgresPlantStore } from '../../src/store/postgres/postgres-plant-store.js'
 import type { PlantStore } from '../../src/store/plant-store.js'
 import { SqlitePlantStore } from '../../src/store/sqlite/sqlite-plant-store.js'
-import { type TestDatabase, testOnEveryBackend, withOwnConnection } from '../support/test-databases.js'
+import { runOnOwnConnection, type TestDatabase, testOnEveryBackend } from '../support/test-databases.js'
 
 // An endpoint's lease. Its failures in a row and its rest are kept with it: an instance that takes
 // its lease over, its holder gone without a word (SIGKILL), goes on from them rather than from
@@ -23,10 +23,7 @@ async function openStore (t: Test, database: TestDatabase): Promise<PlantStore> 
 
 // A statement as a release before schema version 8 writes it, through a connection of its own.
 async function runAsAnOlderRelease (database: TestDatabase, sql: string): Promise<void> {
-  await withOwnConnection(database, async (connection) => {
-    if (connection.backend === 'SQLite') connection.sqlite.exec(sql)
-    else await connection.postgres.query(sql)
-  })
+  await runOnOwnConnection(database, sql)
 }
 
 testOnEveryBackend(t, "the holder's record of failures and rest is what the next holder is leased", async (t, database) => {

@@ -1,8 +1,10 @@
-import type { DueWebhookMessage, MessagePosition, WebhookStore } from '../../src/store/webhook-store.js'
+import type { DueWebhookMessage, LeasedWebhookEndpoint, MessagePosition, WebhookStore } from '../../src/store/webhook-store.js'
 import { DeliveryPacer } from '../../src/webhooks/delivery-pacer.js'
 import type { DeliveryServices } from '../../src/webhooks/endpoint-delivery.js'
 import { EndpointUrlPolicy } from '../../src/webhooks/endpoint-url-policy.js'
 import { RetrySchedule } from '../../src/webhooks/retry-schedule.js'
+import { newSigningSecret } from '../../src/webhooks/webhook-signature.js'
+import type { WebhookReceiver } from './webhook-receiver.js'
 
 // An outbox in memory that counts its reads and records its deletions: what an endpoint's
 // delivery asks of the store, for tests of the delivery's own logic (the stores themselves are
@@ -52,4 +54,9 @@ export function deliveryServices (store: WebhookStore, settings: Partial<Deliver
     outboxCommitsHere: () => 0,
     ...settings,
   }
+}
+
+// An endpoint at the receiver as a lease hands it over: healthy unless `health` says otherwise.
+export function endpointAt (receiver: WebhookReceiver, health: Partial<LeasedWebhookEndpoint> = {}): LeasedWebhookEndpoint {
+  return { id: 'endpoint', url: receiver.url, secret: newSigningSecret(), previousSecret: null, previousSecretUntil: null, failingSince: null, failuresInARow: 0, restingUntil: null, ...health }
 }

@@ -120,6 +120,17 @@ export async function withOwnConnection<T> (database: TestDatabase, use: (connec
   }
 }
 
+// One statement on an own connection, as another process would run it: the rows it returns, if any.
+export async function runOnOwnConnection<Row = unknown> (database: TestDatabase, sql: string): Promise<Row[]> {
+  return withOwnConnection(database, async (connection) => {
+    if (connection.backend === 'PostgreSQL') return (await connection.postgres.query(sql)).rows as Row[]
+    const statement = connection.sqlite.prepare(sql)
+    if (statement.reader) return statement.all() as Row[]
+    statement.run()
+    return []
+  })
+}
+
 // Applies the migrations up to `version` alone, as the release whose schema that was did.
 export async function migrateAsTheReleaseAt (connection: OwnConnection, version: number): Promise<void> {
   await applyMigrations(connection.backend === 'SQLite' ? sqliteMigrationConnection(connection.sqlite) : postgresMigrationConnection(connection.postgres), version)

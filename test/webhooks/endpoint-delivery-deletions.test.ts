@@ -1,10 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { test, type Test } from 'tap'
-import type { LeasedWebhookEndpoint, WebhookStore } from '../../src/store/webhook-store.js'
+import type { WebhookStore } from '../../src/store/webhook-store.js'
 import { EndpointDelivery } from '../../src/webhooks/endpoint-delivery.js'
-import { newSigningSecret } from '../../src/webhooks/webhook-signature.js'
-import { CountingOutbox, deliveryServices } from '../support/endpoint-delivery-doubles.js'
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js'
+import { CountingOutbox, deliveryServices, endpointAt } from '../support/endpoint-delivery-doubles.js'
+import { startWebhookReceiver } from '../support/webhook-receiver.js'
 
 // Delivered messages are deleted from the outbox together, a batch at most every 100 ms or once
 // 512 have gathered. What the store refuses to delete is kept for the next deletion: never read
@@ -16,10 +15,6 @@ const deleteBatch = 512
 // Past the delivery's read from the start of the outbox (every second), which finds again every
 // message still in it.
 const pastAReadFromTheStart = 1500
-
-function endpointAt (receiver: WebhookReceiver, health: Partial<LeasedWebhookEndpoint> = {}): LeasedWebhookEndpoint {
-  return { id: 'endpoint', url: receiver.url, secret: newSigningSecret(), previousSecret: null, previousSecretUntil: null, failingSince: null, failuresInARow: 0, restingUntil: null, ...health }
-}
 
 // Rounds as the dispatcher runs them, until `count` attempts have ended.
 async function deliverAll (t: Test, delivery: EndpointDelivery, count: number): Promise<void> {

@@ -3,17 +3,16 @@ import { test } from 'tap'
 import type { EndpointFailure, WebhookStore } from '../../src/store/webhook-store.js'
 import { EndpointDelivery } from '../../src/webhooks/endpoint-delivery.js'
 import { RetrySchedule } from '../../src/webhooks/retry-schedule.js'
-import { newSigningSecret } from '../../src/webhooks/webhook-signature.js'
 import type { WebhookObserver } from '../../src/observability/service-metrics.js'
 import { startWebhookReceiver } from '../support/webhook-receiver.js'
-import { CountingOutbox, deliveryServices } from '../support/endpoint-delivery-doubles.js'
+import { CountingOutbox, deliveryServices, endpointAt } from '../support/endpoint-delivery-doubles.js'
 
 test('a delivery that read every due message reads the outbox again only after a commit here, or after a while', async (t) => {
   const receiver = await startWebhookReceiver(t)
   const outbox = new CountingOutbox()
   let outboxCommits = 0
   const delivery = new EndpointDelivery(
-    { id: 'endpoint', url: receiver.url, secret: newSigningSecret(), previousSecret: null, previousSecretUntil: null, failingSince: null, failuresInARow: 0, restingUntil: null },
+    endpointAt(receiver),
     deliveryServices(outbox.store, { timeoutMs: 1000, outboxCommitsHere: () => outboxCommits }))
   t.teardown(async () => delivery.close())
   // Rounds as the dispatcher runs them, all at one moment: one on every attempt's end.
@@ -59,7 +58,7 @@ test('attempts cut short as a 410 disables their endpoint are not its last failu
     rescheduleMessage: async () => undefined,
   } as unknown as WebhookStore
   const delivery = new EndpointDelivery(
-    { id: 'endpoint', url: receiver.url, secret: newSigningSecret(), previousSecret: null, previousSecretUntil: null, failingSince: null, failuresInARow: 0, restingUntil: null },
+    endpointAt(receiver),
     deliveryServices(store))
   for (let i = 0; i < 3; i++) outbox.add()
   await delivery.pump(Date.now(), () => undefined)
@@ -85,7 +84,7 @@ test('a delivery leased an endpoint that rests waits for the rest to end, then p
   } as unknown as WebhookStore
   const restingUntil = Date.now() + 300
   const delivery = new EndpointDelivery(
-    { id: 'endpoint', url: receiver.url, secret: newSigningSecret(), previousSecret: null, previousSecretUntil: null, failingSince: Date.now() - 60_000, failuresInARow: 5, restingUntil },
+    endpointAt(receiver, { failingSince: Date.now() - 60_000, failuresInARow: 5, restingUntil }),
     // The rests after failures 5, 6, ...: the schedule's waits from its second on, a second each.
     deliveryServices(store, { schedule: new RetrySchedule('0,1,1') }))
   t.teardown(async () => delivery.close())
@@ -120,7 +119,7 @@ test("attempts cut short as their endpoint is let go are not the endpoint's fail
   } as unknown as WebhookStore
   const settled = { count: 0 }
   const delivery = new EndpointDelivery(
-    { id: 'endpoint', url: receiver.url, secret: newSigningSecret(), previousSecret: null, previousSecretUntil: null, failingSince: null, failuresInARow: 0, restingUntil: null },
+    endpointAt(receiver),
     deliveryServices(store))
   for (let i = 0; i < 6; i++) outbox.add()
   await delivery.pump(Date.now(), () => { settled.count++ })
@@ -151,7 +150,7 @@ test('a delivery while a failure is being recorded keeps the endpoint from being
     disableEndpoint: async (_endpointId: string, _at: number, reason: string) => { disabled.push(reason) },
   } as unknown as WebhookStore
   const delivery = new EndpointDelivery(
-    { id: 'endpoint', url: receiver.url, secret: newSigningSecret(), previousSecret: null, previousSecretUntil: null, failingSince: Date.now() - 1000, failuresInARow: 1, restingUntil: null },
+    endpointAt(receiver, { failingSince: Date.now() - 1000, failuresInARow: 1 }),
     deliveryServices(store, { observer: { attempted: (_event: string, outcome: string) => { outcomes.push(outcome) }, delivered: () => undefined } as unknown as WebhookObserver }))
   t.teardown(async () => delivery.close())
   for (let i = 0; i < 2; i++) outbox.add()
