@@ -45,24 +45,36 @@ async function installSchemathesis (): Promise<string> {
   return executable
 }
 
-// Runs Schemathesis to its end, its output passed on to stderr as it comes and kept.
-async function runSchemathesis (executable: string, environment: NodeJS.ProcessEnv): Promise<{ code: number | null, output: string }> {
+// Runs Schemathesis to its end, its output kept and passed on to stderr line by line as it comes,
+// each line headed by `label`: the backends are fuzzed at once, and their lines interleave.
+async function runSchemathesis (executable: string, environment: NodeJS.ProcessEnv, label: string): Promise<{ code: number | null, output: string }> {
   const child = spawn(executable, ['--no-color', '--config-file', join(fuzzFolder, 'schemathesis.toml'), 'run', join(projectRoot, 'openapi.yaml')], {
     cwd: projectRoot,
     env: environment,
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let output = ''
-  const keep = (chunk: Buffer): void => {
-    output += chunk.toString()
-    process.stderr.write(chunk)
+  let passedOn = 0
+  const passOnWholeLines = (): void => {
+    const end = output.lastIndexOf('\n')
+    if (end < passedOn) return
+    const lines = output.slice(passedOn, end).split('\n')
+    process.stderr.write(lines.map((line) => `[${label}] ${line}\n`).join(''))
+    passedOn = end + 1
   }
-  child.stdout.on('data', keep)
-  child.stderr.on('data', keep)
+  const keep = (text: string): void => {
+    output += text
+    passOnWholeLines()
+  }
+  // Decoded as text here, so that a character split across two reads is decoded whole.
+  child.stdout.setEncoding('utf8').on('data', keep)
+  child.stderr.setEncoding('utf8').on('data', keep)
   const code = await new Promise<number | null>((resolve, reject) => {
     child.on('error', reject)
     child.on('close', resolve)
   })
+  if (!output.endsWith('\n')) output += '\n'
+  passOnWholeLines()
   return { code, output }
 }
 
@@ -98,6 +110,9 @@ const backends: Backend[] = [
 
 const executable = installSchemathesis()
 
+// The backends are fuzzed at the same time: each run is mostly Schemathesis' own Python on one
+// core, so two at once take about half the time of one after the other on two cores.
+t.jobs = backends.length
 for (const backend of backends) {
   t.test(`Schemathesis finds no disagreement between openapi.yaml and the service on ${backend.name}`, { skip: backend.skip }, async (t) => {
     const server = await startServer(t, {
@@ -118,7 +133,7 @@ for (const backend of backends) {
     // progress bars on; without it, the output is plain lines, as in a CI log.
     const environment: NodeJS.ProcessEnv = { ...process.env, PLANT_STORE_URL: server.baseUrl, PLANT_STORE_TOKEN: token }
     delete environment.FORCE_COLOR
-    const { code, output } = await runSchemathesis(await executable, environment)
+    const { code, output } = await runSchemathesis(await executable, environment, backend.name)
     const failures = /^=+ FAILURES =+$[\s\S]*?(?=^=+ (?:WARNINGS|SUMMARY) =+$)/m.exec(output)?.[0]
     t.equal(code, 0, 'Schemathesis exits 0', failures === undefined ? {} : { failures })
     const testCases = /^ {2}(\d+ generated.*)$/m.exec(output)?.[1]
