@@ -73,7 +73,7 @@ async function runSchemathesis (executable: string, environment: NodeJS.ProcessE
     child.on('error', reject)
     child.on('close', resolve)
   })
-  if (!output.endsWith('\n')) output += '\n'
+  if (output !== '' && !output.endsWith('\n')) output += '\n'
   passOnWholeLines()
   return { code, output }
 }
