@@ -18,7 +18,7 @@ export class CountingOutbox {
 
   add (): void {
     const seq = this.nextSeq++
-    this.messages.push({ seq, messageId: `msg_${seq}`, event: 'newPlant', body: '{}', traceparent: null, committedAt: 0, attempts: 0, nextAttemptAt: 0 })
+    this.messages.push(dueMessage(seq, `msg_${seq}`))
   }
 
   // The messages still in the outbox, by seq.
@@ -38,6 +38,11 @@ export class CountingOutbox {
       this.messages = this.messages.filter(({ seq }) => !delivered.has(seq))
     },
   } as unknown as WebhookStore
+}
+
+// A newPlant message due at once, never attempted.
+export function dueMessage (seq: number, messageId: string): DueWebhookMessage {
+  return { seq, messageId, event: 'newPlant', body: '{}', traceparent: null, committedAt: 0, attempts: 0, nextAttemptAt: 0 }
 }
 
 // What every delivery of these tests shares, with what a test sets itself.

@@ -1,11 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { test, type Test } from 'tap'
-import type { DueWebhookMessage, LeasedWebhookEndpoint, MessagePosition, WebhookStore } from '../../src/store/webhook-store.js'
+import type { LeasedWebhookEndpoint, MessagePosition, WebhookStore } from '../../src/store/webhook-store.js'
 import { DeliveryPacer } from '../../src/webhooks/delivery-pacer.js'
 import { RetrySchedule } from '../../src/webhooks/retry-schedule.js'
 import { WebhookDispatcher } from '../../src/webhooks/webhook-dispatcher.js'
 import { WebhookOutbox } from '../../src/webhooks/webhook-outbox.js'
-import { deliveryServices, endpointAt } from '../support/endpoint-delivery-doubles.js'
+import { deliveryServices, dueMessage, endpointAt } from '../support/endpoint-delivery-doubles.js'
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js'
 
 // One endpoint's statement that the store refuses (the read of what is due, the deletion of what
@@ -52,8 +52,7 @@ class TwoEndpointStore {
     dueMessages: async (endpointId: string, roundBegan: number, after: MessagePosition) => {
       this.asked.push({ read: endpointId, roundBegan, ticks: this.pacer.ticks })
       if (endpointId === 'refusing' && this.refused === 'read') throw new Error('the store refuses the read')
-      const message: DueWebhookMessage = { seq: 1, messageId: `msg_${endpointId}`, event: 'newPlant', body: '{}', traceparent: null, committedAt: 0, attempts: 0, nextAttemptAt: 0 }
-      return after.seq < 1 && !this.delivered.has(endpointId) ? [message] : []
+      return after.seq < 1 && !this.delivered.has(endpointId) ? [dueMessage(1, `msg_${endpointId}`)] : []
     },
     deleteMessages: async (endpointId: string) => {
       if (endpointId === 'refusing' && this.refused === 'deletion') {
@@ -84,29 +83,29 @@ class TwoEndpointStore {
 
 test('a read the store refuses for one endpoint leaves the round to read and send to the others', async (t) => {
   const receiver = await startWebhookReceiver(t)
-  const outbox = new TwoEndpointStore(receiver, 'read')
-  const dispatcher = outbox.startDispatcher(t)
+  const twoEndpoints = new TwoEndpointStore(receiver, 'read')
+  const dispatcher = twoEndpoints.startDispatcher(t)
   await receiver.waitFor(1)
   await dispatcher.stop()
 
-  const firstRound = outbox.asked.flatMap((asked) => 'read' in asked && asked.ticks === 1 ? [asked.read] : [])
+  const firstRound = twoEndpoints.asked.flatMap((asked) => 'read' in asked && asked.ticks === 1 ? [asked.read] : [])
   t.same(firstRound, ['refusing', 'served'], 'the first round read the endpoint after the refused one')
   t.same(receiver.received.map(({ headers }) => headers['webhook-id']), ['msg_served'], 'and sent its message')
-  t.match(outbox.warnings, [{ details: { endpointId: 'refusing' }, message: /the store refused to read or write their messages/ }],
+  t.match(twoEndpoints.warnings, [{ details: { endpointId: 'refusing' }, message: /the store refused to read or write their messages/ }],
     'the refusal was told once, naming its endpoint')
 })
 
 test('a deletion the store refuses for one endpoint leaves the round to read the others', async (t) => {
   const receiver = await startWebhookReceiver(t)
-  const outbox = new TwoEndpointStore(receiver, 'deletion')
-  const dispatcher = outbox.startDispatcher(t)
+  const twoEndpoints = new TwoEndpointStore(receiver, 'deletion')
+  const dispatcher = twoEndpoints.startDispatcher(t)
   await receiver.waitFor(2)
   // Each refused deletion, with the first read of the other endpoint after it, once there is one:
   // in the refusal's own round that read began before the refusal; a round ended by the refusal
   // would leave it to the next round, which begins after.
-  const refusalsAndNextReads = (): Array<{ refusedAt: number, nextReadRoundBegan: number }> => outbox.asked.flatMap((asked, index) => {
+  const refusalsAndNextReads = (): Array<{ refusedAt: number, nextReadRoundBegan: number }> => twoEndpoints.asked.flatMap((asked, index) => {
     if (!('refusedDeletionAt' in asked)) return []
-    const next = outbox.asked.slice(index + 1).find((later) => 'read' in later && later.read === 'served')
+    const next = twoEndpoints.asked.slice(index + 1).find((later) => 'read' in later && later.read === 'served')
     return next !== undefined && 'read' in next ? [{ refusedAt: asked.refusedDeletionAt, nextReadRoundBegan: next.roundBegan }] : []
   })
   // The first deletion after a delivery comes within 100 ms, and a refused one again 100 ms later.
