@@ -1,7 +1,7 @@
 import { isSameJson } from '../json/canonical-json.js'
 import type { BatchObserver } from './batch-observer.js'
 import { type CommitBatch, GroupCommit, type GroupCommitOptions } from './group-commit.js'
-import type { WriteContext } from './outbox.js'
+import type { Outbox, WriteContext } from './outbox.js'
 import type { CreatePlantOutcome, PlantRow } from './plant-store.js'
 import { PlantConflictError, StoreUnavailableError } from './store-errors.js'
 
@@ -69,4 +69,12 @@ export class BatchedWrites {
     write.context?.turn?.queued()
     return result
   }
+}
+
+// Whether a committed batch may have written webhook messages: some write of it makes a change
+// the outbox wants. Only then are the deliveries told to read the outbox again: with every
+// endpoint subscribed to deletions only, a batch of creates wrote none, and a read for each such
+// batch cost PostgreSQL two statements a batch.
+export function mayHaveWrittenMessages (outbox: Outbox, writes: readonly PlantWrite[]): boolean {
+  return writes.some((write) => outbox.wants(write.kind === 'create' ? 'plant-created' : 'plant-deleted'))
 }

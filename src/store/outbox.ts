@@ -31,7 +31,8 @@ export interface Outbox {
   // committedAt is first due.
   webhooksOf (change: PlantChange): readonly string[]
   firstAttemptAt (committedAt: number): number
-  // Told once a batch's transaction has committed: the messages it wrote can be read now.
+  // Told once a batch that may have written messages (mayHaveWrittenMessages,
+  // src/store/batched-writes.ts) has committed: they can be read now.
   committed (): void
 }
 

@@ -78,6 +78,18 @@ function testBatchMessages (t: Test, openStore: (t: Test) => Promise<PlantStore>
     t.equal(found.at(-1), 3, 'the read on the delete\'s commit found its message')
     t.ok(found.every((count, index) => count >= index + 1), `each read found its own commit's messages and those before (${found.join(', ')})`)
   })
+  t.test('the outbox is told of no commit that could have written no message', async (t) => {
+    const store = await openStore(t)
+    await store.webhooks.createEndpoint({ id: deletesOnly, url: 'http://127.0.0.1:1/deletes', events: ['plantDeleted'], secret: 'whsec_b', createdAt: now })
+    let commitsTold = 0
+    store.useOutbox({ ...outbox, wants: (change) => change === 'plant-deleted', committed: () => { commitsTold++ } })
+    await Promise.all([store.createPlant(plantRow({ id: 1n, name: 'Fern' })), store.createPlant(plantRow({ id: 2n, name: 'Ivy' }))])
+    await store.createPlant(plantRow({ id: 3n, name: 'Moss' }))
+    t.equal(commitsTold, 0, 'creates, which no endpoint is owed, tell nothing')
+    await store.deletePlant(1n)
+    t.equal(commitsTold, 1, 'a delete, which one is, tells its commit')
+    t.equal((await store.webhooks.dueMessages(deletesOnly, Date.now() + 1000, beforeEveryMessage, 64)).length, 1, 'whose message is there to read')
+  })
 }
 
 t.test('SQLite', async (t) => {
