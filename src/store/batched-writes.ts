@@ -73,8 +73,10 @@ export class BatchedWrites {
 
 // Whether a committed batch may have written webhook messages: some write of it makes a change
 // the outbox wants. Only then are the deliveries told to read the outbox again: with every
-// endpoint subscribed to deletions only, a batch of creates wrote none, and a read for each such
-// batch cost PostgreSQL two statements a batch.
+// endpoint subscribed to deletions only, a batch of creates wrote none, and reading after each
+// one cost PostgreSQL two statements. Asked after the commit: should the subscriptions change
+// while a batch runs on PostgreSQL, messages it wrote may go untold, and wait for the next poll
+// (within 50 ms, src/webhooks/webhook-dispatcher.ts), as anything untold does.
 export function mayHaveWrittenMessages (outbox: Outbox, writes: readonly PlantWrite[]): boolean {
   return writes.some((write) => outbox.wants(write.kind === 'create' ? 'plant-created' : 'plant-deleted'))
 }

@@ -21,7 +21,7 @@ export interface DeliveryServices {
   readonly traceDelivery: (event: string, causedBy: string | undefined) => DeliveryTrace | undefined
   // Holds attempts back while requests wait for the event loop.
   readonly pacer: DeliveryPacer
-  // How many batches this instance has committed while endpoints were subscribed: a count that
+  // How many batches this instance has committed that may have written messages: a count that
   // changed since a read found no more due messages says that some may have been committed since.
   readonly outboxCommitsHere: () => number
 }

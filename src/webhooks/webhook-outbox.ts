@@ -15,8 +15,8 @@ export class WebhookOutbox implements Outbox {
   constructor (
     private readonly definitions: readonly WebhookDefinition[],
     private readonly schedule: RetrySchedule,
-    // Told when a batch committed while some endpoint was subscribed, so that delivery starts
-    // without waiting for a poll.
+    // Told when a batch that may have written messages committed (the store asks
+    // mayHaveWrittenMessages), so that delivery starts without waiting for a poll.
     private readonly committedWithEndpoints: () => void
   ) {
     // Until the endpoints are first read (PostgreSQL may be out of reach at start), every webhook

@@ -78,7 +78,7 @@ function testBatchMessages (t: Test, openStore: (t: Test) => Promise<PlantStore>
     t.equal(found.at(-1), 3, 'the read on the delete\'s commit found its message')
     t.ok(found.every((count, index) => count >= index + 1), `each read found its own commit's messages and those before (${found.join(', ')})`)
   })
-  t.test('the outbox is told of no commit that could have written no message', async (t) => {
+  t.test('a commit that could have written no message tells the outbox nothing', async (t) => {
     const store = await openStore(t)
     await store.webhooks.createEndpoint({ id: deletesOnly, url: 'http://127.0.0.1:1/deletes', events: ['plantDeleted'], secret: 'whsec_b', createdAt: now })
     let commitsTold = 0
