@@ -17,7 +17,7 @@ export class WebhookOutbox implements Outbox {
     private readonly schedule: RetrySchedule,
     // Told when a batch that may have written messages committed (the store asks
     // mayHaveWrittenMessages), so that delivery starts without waiting for a poll.
-    private readonly committedWithEndpoints: () => void
+    private readonly messagesMayBeCommitted: () => void
   ) {
     // Until the endpoints are first read (PostgreSQL may be out of reach at start), every webhook
     // counts as wanted: the store's join with the endpoints then decides, and none is missed.
@@ -66,8 +66,10 @@ export class WebhookOutbox implements Outbox {
   }
 
   // After the commit, not as the messages are written: on PostgreSQL a read started between the
-  // two would find nothing, and the deliveries would take it that nothing was new.
+  // two would find nothing, and the deliveries would take it that nothing was new. The store
+  // tells only a batch that may have written messages (mayHaveWrittenMessages), so no check of
+  // the subscriptions is repeated here.
   committed (): void {
-    if (this.wanted.size > 0) this.committedWithEndpoints()
+    this.messagesMayBeCommitted()
   }
 }
