@@ -30,7 +30,9 @@ export function idOf (write: PlantWrite): bigint {
 // (docs/benchmark.md has the measurements behind all three).
 const batchLimits = { maxBatchSize: 512, maxBatchesInFlight: 1, maxGatherRounds: 3, gatherForWritersMs: 1 }
 
-// The writes of a store, committed in batches: what both backends share.
+// The writes of a store, committed in batches: what both backends share. `outbox` is the
+// store's outbox at the time of asking (a store is given one after it opens): a committed batch
+// that may have written messages tells it so.
 export class BatchedWrites {
   private readonly groupCommit: GroupCommit<PlantWrite, WriteResult>
   private closing = false
@@ -38,9 +40,15 @@ export class BatchedWrites {
   constructor (
     commitBatch: CommitBatch<PlantWrite, WriteResult>,
     isolateFailure: GroupCommitOptions['isolateFailure'],
+    outbox: () => Outbox,
     observer?: BatchObserver
   ) {
-    this.groupCommit = new GroupCommit(commitBatch, { ...batchLimits, isolateFailure, observer })
+    const commitThenTell: CommitBatch<PlantWrite, WriteResult> = async (writes) => {
+      const results = await commitBatch(writes)
+      if (mayHaveWrittenMessages(outbox(), writes)) outbox().committed()
+      return results
+    }
+    this.groupCommit = new GroupCommit(commitThenTell, { ...batchLimits, isolateFailure, observer })
   }
 
   async create (plant: PlantRow, context?: WriteContext): Promise<CreatePlantOutcome> {
@@ -77,6 +85,6 @@ export class BatchedWrites {
 // one cost PostgreSQL two statements. Asked after the commit: should the subscriptions change
 // while a batch runs on PostgreSQL, messages it wrote may go untold, and wait for the next poll
 // (within 50 ms, src/webhooks/webhook-dispatcher.ts), as anything untold does.
-export function mayHaveWrittenMessages (outbox: Outbox, writes: readonly PlantWrite[]): boolean {
+function mayHaveWrittenMessages (outbox: Outbox, writes: readonly PlantWrite[]): boolean {
   return writes.some((write) => outbox.wants(write.kind === 'create' ? 'plant-created' : 'plant-deleted'))
 }

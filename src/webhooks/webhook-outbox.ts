@@ -15,7 +15,7 @@ export class WebhookOutbox implements Outbox {
   constructor (
     private readonly definitions: readonly WebhookDefinition[],
     private readonly schedule: RetrySchedule,
-    // Told when a batch that may have written messages committed (the store asks
+    // Told when a batch that may have written messages committed (the store's BatchedWrites asks
     // mayHaveWrittenMessages), so that delivery starts without waiting for a poll.
     private readonly messagesMayBeCommitted: () => void
   ) {
@@ -66,9 +66,9 @@ export class WebhookOutbox implements Outbox {
   }
 
   // After the commit, not as the messages are written: on PostgreSQL a read started between the
-  // two would find nothing, and the deliveries would take it that nothing was new. The store
-  // tells only a batch that may have written messages (mayHaveWrittenMessages), so no check of
-  // the subscriptions is repeated here.
+  // two would find nothing, and the deliveries would take it that nothing was new. The store's
+  // BatchedWrites tells only a batch that may have written messages (mayHaveWrittenMessages), so
+  // no check of the subscriptions is repeated here.
   committed (): void {
     this.messagesMayBeCommitted()
   }

@@ -7,7 +7,7 @@ import { parseJsonExactly } from '../../json/parse-json-exactly.js'
 import type { ApiTokenStore } from '../api-token-store.js'
 import type { BatchObserver } from '../batch-observer.js'
 import { BatchedReads } from '../batched-reads.js'
-import { BatchedWrites, mayHaveWrittenMessages } from '../batched-writes.js'
+import { BatchedWrites } from '../batched-writes.js'
 import { applyMigrations, type MigrationReport } from '../migration-runner.js'
 import { noOutbox, type Outbox, type WriteContext } from '../outbox.js'
 import type { CreatePlantOutcome, PlantPage, PlantRow, PlantStore } from '../plant-store.js'
@@ -110,12 +110,9 @@ export class PostgresPlantStore implements PlantStore {
     // Without a listener, an idle connection that breaks would crash the process.
     this.pool.on('error', (error) => onIdleConnectionError?.(error))
     this.writes = new BatchedWrites(
-      async (writes) => this.translateErrors(() => this.onMigratedTables(async () => {
-        const results = await commitWrites(this.pool, writes, this.outbox)
-        if (mayHaveWrittenMessages(this.outbox, writes)) this.outbox.committed()
-        return results
-      })),
+      async (writes) => this.translateErrors(() => this.onMigratedTables(async () => commitWrites(this.pool, writes, this.outbox))),
       isRefusedByBatchStatement,
+      () => this.outbox,
       batchObserver
     )
     this.apiTokens = new PostgresApiTokenStore(async (query) => this.runQuery(query))

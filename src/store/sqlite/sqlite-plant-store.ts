@@ -3,7 +3,7 @@ import { dirname } from 'node:path'
 import type { ApiTokenStore } from '../api-token-store.js'
 import type { BatchObserver } from '../batch-observer.js'
 import { BatchedReads } from '../batched-reads.js'
-import { BatchedWrites, compareWithStored, mayHaveWrittenMessages, type PlantWrite, type WriteResult } from '../batched-writes.js'
+import { BatchedWrites, compareWithStored, type PlantWrite, type WriteResult } from '../batched-writes.js'
 import { applyMigrations, type MigrationReport } from '../migration-runner.js'
 import { noOutbox, type Outbox, type PlantChange, type WriteContext } from '../outbox.js'
 import type { CreatePlantOutcome, PlantPage, PlantRow, PlantStore } from '../plant-store.js'
@@ -133,10 +133,8 @@ export class SqlitePlantStore implements PlantStore {
       // A transaction left open by a failed rollback would turn the next one into a savepoint
       // inside it: nothing committed, nothing flushed.
       if (database.inTransaction) throw new StoreUnavailableError(1)
-      const results = commitWrites.immediate(writes)
-      if (mayHaveWrittenMessages(this.outbox, writes)) this.outbox.committed()
-      return results
-    }), (error) => !(error instanceof StoreUnavailableError), batchObserver)
+      return commitWrites.immediate(writes)
+    }), (error) => !(error instanceof StoreUnavailableError), () => this.outbox, batchObserver)
     // Ready means able to write: take the write lock (as a create would) and read the file.
     const migrationVersion = database.prepare('SELECT max(version) FROM schema_migrations').pluck()
     const readUnderWriteLock = database.transaction(() => migrationVersion.get())
