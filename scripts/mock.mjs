@@ -20,7 +20,7 @@ if (!/^\d{1,5}$/.test(portText) || Number(portText) > 65535) {
 
 const { startMockFront } = await import(new URL('dist/src/mock/mock-front.js', root).href)
 const { createRequestBodyCheck } = await import(new URL('dist/src/mock/request-body-check.js', root).href)
-const { loadOpenApiDocument } = await import(new URL('dist/src/spec/openapi-document.js', root).href)
+const { loadOpenApiDocument } = await import(new URL('dist/src/openapi/openapi-document.js', root).href)
 
 const prismPort = await freePort()
 const prism = spawn(fileURLToPath(new URL('node_modules/.bin/prism', root)),

@@ -9,7 +9,7 @@ import { type LogDestination, stdoutLogDestination } from './http/log-destinatio
 import { prettyLogDestination } from './http/pretty-log-line.js'
 import { AccessLog, serializeRequest } from './http/request-log.js'
 import type { Observability } from './observability/observability.js'
-import { buildRequestValidator, exactValidationOptions } from './spec/request-validator.js'
+import { buildRequestValidator, exactValidationOptions } from './openapi/request-validator.js'
 
 const clientRequestId = /^[A-Za-z0-9._:-]{1,128}$/
 

@@ -9,8 +9,8 @@ import { ignoreBody } from './http/ignored-body.js'
 import { type RequestKind, requestTurn } from './http/request-turns.js'
 import type { Observability } from './observability/observability.js'
 import { type RateLimits, unlimitedOperations } from './rate-limit/rate-limits.js'
-import { describeOperation, listOperations, type OpenApiDocument, type OperationEntry, securityOf } from './spec/openapi-document.js'
-import { compileRequestDecoder } from './spec/request-decoder.js'
+import { describeOperation, listOperations, type OpenApiDocument, type OperationEntry, securityOf } from './openapi/openapi-document.js'
+import { compileRequestDecoder } from './openapi/request-decoder.js'
 
 // Everything a request meets, in order. Node and Fastify run the first and the last parts for
 // every request; the middle is built here, per operation, from openapi.yaml.
@@ -28,12 +28,12 @@ import { compileRequestDecoder } from './spec/request-decoder.js'
 //     (src/plugins/json-body.ts, src/http/read-json-body.ts). An operation that declares no body
 //     reads none, whatever is sent (src/http/ignored-body.ts).
 //  7. A body the spec requires must be there (`requireBody`); the body and parameters validated
-//     against the spec (src/spec/request-validator.ts, exact int64, storable text).
-//  8. int64 parameters and body fields decoded to bigints (src/spec/request-decoder.ts), then the
+//     against the spec (src/openapi/request-validator.ts, exact int64, storable text).
+//  8. int64 parameters and body fields decoded to bigints (src/openapi/request-decoder.ts), then the
 //     operation's handler (src/handlers/), typed from the spec: its 200, or a refusal its
 //     operation declares.
 //  9. Every failure becomes the spec's Error body (src/http/error-response.ts); store errors and
-//     rate-limit refusals are counted, and a failed request's span marked (src/plugins/observability.ts).
+//     rate-limit refusals are counted, and a failed request's span marked (src/plugins/request-observability.ts).
 // 10. Common headers (nosniff, the request id: src/plugins/response-headers.ts).
 // 11. Once answered: one access line, and the request counted and timed by operation and status
 //     (src/http/request-log.ts, src/observability/observability.ts).

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { loadOpenApiDocument } from '../src/spec/openapi-document.js'
+import { loadOpenApiDocument } from '../src/openapi/openapi-document.js'
 import { buildTestApp } from './support/helper.js'
 
 // GET /docs and the files it loads, as HTTP sees them; test/api-reference-browser.test.ts

@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { loadOpenApiDocument } from '../src/spec/openapi-document.js'
+import { loadOpenApiDocument } from '../src/openapi/openapi-document.js'
 import { readStoredIds } from './support/stored-plants.js'
 import { buildTestApp, type CheckedResponse, otherTestToken, testToken } from './support/helper.js'
 

@@ -1,6 +1,6 @@
 import { gzipSync } from 'node:zlib'
 import t from 'tap'
-import { listOperations, loadOpenApiDocument } from '../src/spec/openapi-document.js'
+import { listOperations, loadOpenApiDocument } from '../src/openapi/openapi-document.js'
 import { buildTestApp, testToken } from './support/helper.js'
 import { checkAgainstSpec, createHeaders, startListening, request } from './support/raw-http.js'
 import { startWebhookReceiver } from './support/webhook-receiver.js'

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { ErrorCode, statusOf } from '../src/errors/api-errors.js'
-import { loadOpenApiDocument } from '../src/spec/openapi-document.js'
+import { loadOpenApiDocument } from '../src/openapi/openapi-document.js'
 
 // openapi.yaml's description holds the one table of error codes; the code's list must say the
 // same, code for code and status for status.

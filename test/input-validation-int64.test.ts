@@ -1,5 +1,5 @@
 import t from 'tap'
-import { loadOpenApiDocument } from '../src/spec/openapi-document.js'
+import { loadOpenApiDocument } from '../src/openapi/openapi-document.js'
 import { readStoredPlants } from './support/stored-plants.js'
 import { buildTestApp } from './support/helper.js'
 import { testOnEveryBackend } from './support/test-databases.js'

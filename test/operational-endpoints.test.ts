@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import t from 'tap'
-import { findOpenApiFile, loadOpenApiDocument } from '../src/spec/openapi-document.js'
+import { findOpenApiFile, loadOpenApiDocument } from '../src/openapi/openapi-document.js'
 import { buildTestApp } from './support/helper.js'
 
 // The public endpoints: /healthz, /readyz, /openapi.json and /openapi.yaml answer without

@@ -4,7 +4,7 @@ import type { InjectOptions } from 'fastify'
 import t from 'tap'
 import { ConfigSchema, loadConfig } from '../src/config/config.js'
 import { unlimitedOperations } from '../src/rate-limit/rate-limits.js'
-import { listOperations, loadOpenApiDocument } from '../src/spec/openapi-document.js'
+import { listOperations, loadOpenApiDocument } from '../src/openapi/openapi-document.js'
 import { buildTestApp, testToken } from './support/helper.js'
 import { readStoredIds } from './support/stored-plants.js'
 

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import { type Document, parseDocument } from 'yaml'
-import { loadOpenApiDocument, type OpenApiDocument } from '../src/spec/openapi-document.js'
+import { loadOpenApiDocument, type OpenApiDocument } from '../src/openapi/openapi-document.js'
 import { SqlitePlantStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { StoreUnavailableError } from '../src/store/store-errors.js'
 import { buildTestApp, otherTestToken, testToken } from './support/helper.js'

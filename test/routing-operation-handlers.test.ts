@@ -1,6 +1,6 @@
 import t from 'tap'
 import { createOperationHandlers } from '../src/handlers/operation-handlers.js'
-import { listOperations, loadOpenApiDocument } from '../src/spec/openapi-document.js'
+import { listOperations, loadOpenApiDocument } from '../src/openapi/openapi-document.js'
 import { SqlitePlantStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { StoreUnavailableError } from '../src/store/store-errors.js'
 import { Webhooks } from '../src/webhooks/webhooks.js'

@@ -2,7 +2,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
 import t from 'tap'
 import { parse as parseYaml } from 'yaml'
-import { loadOpenApiDocument } from '../src/spec/openapi-document.js'
+import { loadOpenApiDocument } from '../src/openapi/openapi-document.js'
 import { buildTestApp } from './support/helper.js'
 import { readStoredIds } from './support/stored-plants.js'
 

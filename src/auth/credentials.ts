@@ -1,6 +1,6 @@
 import type { Config } from '../config/config.js'
 import { parseTokenList } from '../config/config.js'
-import type { OpenApiDocument } from '../spec/openapi-document.js'
+import type { OpenApiDocument } from '../openapi/openapi-document.js'
 import type { ApiTokenStore } from '../store/api-token-store.js'
 import { createApiTokenVerifier } from './api-token-verifier.js'
 import { BearerCredentials } from './bearer-credentials.js'

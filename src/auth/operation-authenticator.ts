@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 import { InsufficientScopeError } from '../errors/credential-errors.js'
-import type { SecurityRequirement } from '../spec/openapi-document.js'
+import type { SecurityRequirement } from '../openapi/openapi-document.js'
 import type { BearerCredentials, Decided } from './bearer-credentials.js'
 import { missingRoles } from './identity.js'
 

@@ -38,7 +38,7 @@ export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode]
 // captured: capturing one was most of the cost of refusing a request, which a flood of bad
 // tokens or pipelined requests makes the service do tens of thousands of times.
 // Its Status type is the HTTP status its code names, so that a handler's answers can be checked
-// against the statuses its operation declares (src/handlers/operation-handler.ts).
+// against the statuses its operation declares (src/handlers/typed-handler.ts).
 export class ApiError<Status extends number = number> extends Error {
   readonly statusCode: Status
 

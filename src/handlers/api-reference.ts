@@ -1,7 +1,7 @@
 import type { operations } from '../../generated/openapi.js'
 import { type ApiReferenceFile, apiReferencePage } from '../api-reference/api-reference-files.js'
 import { NotFoundError } from '../errors/api-errors.js'
-import { type OperationHandler, redirect } from './operation-handler.js'
+import { type OperationHandler, redirect } from './typed-handler.js'
 
 // The page runs only what the service itself serves. Swagger UI sets inline styles and shows
 // data: images; "Try it out" sends a pasted token to this service, the one server the page

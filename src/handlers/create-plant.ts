@@ -1,10 +1,10 @@
 import type { components, operations } from '../../generated/openapi.js'
 import { ConflictResponseError } from '../errors/api-errors.js'
-import { compileDocumentWriter } from '../spec/declared-document.js'
-import type { LoadedOpenApiDocument } from '../spec/openapi-document.js'
+import { compileDocumentWriter } from '../openapi/declared-document.js'
+import type { LoadedOpenApiDocument } from '../openapi/openapi-document.js'
 import type { PlantStore } from '../store/plant-store.js'
 import { PlantConflictError } from '../store/store-errors.js'
-import { type OperationHandler, sendJsonText, type WriteContextOf } from './operation-handler.js'
+import { type OperationHandler, sendJsonText, type WriteContextOf } from './typed-handler.js'
 
 type Plant = components['schemas']['Plant']
 

@@ -1,7 +1,7 @@
 import type { operations } from '../../generated/openapi.js'
 import { NotFoundError } from '../errors/api-errors.js'
 import type { PlantStore } from '../store/plant-store.js'
-import { noContent, type OperationHandler, type WriteContextOf } from './operation-handler.js'
+import { noContent, type OperationHandler, type WriteContextOf } from './typed-handler.js'
 
 // Answered once the deletion is as durable as a create: the store's batch has committed it.
 // A delete that removes a plant sends its webhooks, linked to this request's trace.

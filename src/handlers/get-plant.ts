@@ -1,7 +1,7 @@
 import type { components, operations } from '../../generated/openapi.js'
 import { NotFoundError } from '../errors/api-errors.js'
 import type { PlantStore } from '../store/plant-store.js'
-import { type OperationHandler, sendJsonText } from './operation-handler.js'
+import { type OperationHandler, sendJsonText } from './typed-handler.js'
 
 type Plant = components['schemas']['Plant']
 

@@ -1,8 +1,8 @@
 import type { components, operations } from '../../generated/openapi.js'
-import type { OpenApiDocument } from '../spec/openapi-document.js'
-import { parameterDefault } from '../spec/parameter-default.js'
+import type { OpenApiDocument } from '../openapi/openapi-document.js'
+import { parameterDefault } from '../openapi/parameter-default.js'
 import { type PlantStore, plantWithId } from '../store/plant-store.js'
-import { type OperationHandler, sendJsonText } from './operation-handler.js'
+import { type OperationHandler, sendJsonText } from './typed-handler.js'
 
 type StoredPlant = components['schemas']['StoredPlant']
 

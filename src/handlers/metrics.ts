@@ -1,7 +1,7 @@
 import type { operations } from '../../generated/openapi.js'
 import { NotFoundError } from '../errors/api-errors.js'
 import type { ServiceMetrics } from '../observability/service-metrics.js'
-import type { OperationHandler } from './operation-handler.js'
+import type { OperationHandler } from './typed-handler.js'
 
 // With METRICS=off there are no metrics: the path answers as an unknown one would. METRICS_TOKEN,
 // when set, is checked on the request's path before this runs (src/request-path.ts).

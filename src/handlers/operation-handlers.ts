@@ -1,7 +1,7 @@
 import { loadApiReferenceFiles } from '../api-reference/api-reference-files.js'
 import { requestTurn } from '../http/request-turns.js'
 import type { ServiceMetrics } from '../observability/service-metrics.js'
-import type { LoadedOpenApiDocument } from '../spec/openapi-document.js'
+import type { LoadedOpenApiDocument } from '../openapi/openapi-document.js'
 import type { PlantStore } from '../store/plant-store.js'
 import type { Webhooks } from '../webhooks/webhooks.js'
 import { getApiReferenceAssetHandler, getApiReferenceHandler, getRootHandler } from './api-reference.js'
@@ -10,7 +10,7 @@ import { deletePlantHandler } from './delete-plant.js'
 import { getPlantHandler } from './get-plant.js'
 import { listPlantsHandler } from './list-plants.js'
 import { getMetricsHandler } from './metrics.js'
-import type { OperationHandlers, WriteContextOf } from './operation-handler.js'
+import type { OperationHandlers, WriteContextOf } from './typed-handler.js'
 import {
   getHealthHandler, getOpenApiJsonHandler, getOpenApiYamlHandler, getReadinessHandler,
 } from './operational-endpoints.js'

@@ -1,7 +1,7 @@
 import type { operations } from '../../generated/openapi.js'
-import type { LoadedOpenApiDocument } from '../spec/openapi-document.js'
+import type { LoadedOpenApiDocument } from '../openapi/openapi-document.js'
 import type { PlantStore } from '../store/plant-store.js'
-import { type OperationHandler, sendJsonText } from './operation-handler.js'
+import { type OperationHandler, sendJsonText } from './typed-handler.js'
 
 export function getHealthHandler (): OperationHandler<operations['getHealth']> {
   return async function getHealth () {

@@ -2,7 +2,7 @@ import type { components, operations } from '../../generated/openapi.js'
 import { NotFoundError } from '../errors/api-errors.js'
 import type { WebhookEndpointSummary } from '../store/webhook-store.js'
 import type { Webhooks } from '../webhooks/webhooks.js'
-import { created, noContent, type OperationHandler } from './operation-handler.js'
+import { created, noContent, type OperationHandler } from './typed-handler.js'
 
 type WebhookEndpoint = components['schemas']['WebhookEndpoint']
 

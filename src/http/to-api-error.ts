@@ -4,7 +4,7 @@ import {
   MalformedRequestError, SchemaViolationError, ServiceUnavailableError, UnsupportedMediaTypeError,
 } from '../errors/api-errors.js'
 import { exactInt64Keyword } from '../int64/exact-int64-keyword.js'
-import { storableTextKeyword } from '../spec/storable-text.js'
+import { storableTextKeyword } from '../openapi/storable-text.js'
 import { StoreUnavailableError } from '../store/store-errors.js'
 
 export interface SchemaProblem {

@@ -6,7 +6,7 @@ import { rememberNumberSource } from '../int64/number-sources.js'
 // the source text of every number a double may not hold exactly (see src/int64/), names the
 // offending field in every error, and bounds its own recursion. Which strings may be stored (no
 // NUL, no lone surrogate) is the schema's to say, for the fields it declares: see
-// src/spec/storable-text.ts. Any property name is a name: `__proto__` is read, as JSON.parse reads
+// src/openapi/storable-text.ts. Any property name is a name: `__proto__` is read, as JSON.parse reads
 // it, into a property of its own, never into the object's prototype, so no body can give an
 // object it reads another prototype; `constructor` is a property like any other.
 

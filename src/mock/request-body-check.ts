@@ -4,9 +4,9 @@ import { ApiError } from '../errors/api-errors.js'
 import { schemaViolation, type SchemaProblem } from '../http/to-api-error.js'
 import { markInt64Schemas } from '../int64/exact-int64-keyword.js'
 import { readJsonBody } from '../http/read-json-body.js'
-import { listOperations, type OpenApiDocument, pathTemplatePattern, resolveLocalRef } from '../spec/openapi-document.js'
-import { buildRequestValidator, exactValidationOptions } from '../spec/request-validator.js'
-import { markRequestBodyStrings } from '../spec/storable-text.js'
+import { listOperations, type OpenApiDocument, pathTemplatePattern, resolveLocalRef } from '../openapi/openapi-document.js'
+import { buildRequestValidator, exactValidationOptions } from '../openapi/request-validator.js'
+import { markRequestBodyStrings } from '../openapi/storable-text.js'
 
 type Validate = ((body: unknown) => unknown) & { errors?: readonly SchemaProblem[] | null }
 

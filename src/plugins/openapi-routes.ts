@@ -3,9 +3,9 @@ import fp from 'fastify-plugin'
 import openapiGlue from 'fastify-openapi-glue'
 import { markInt64Schemas } from '../int64/exact-int64-keyword.js'
 import type { OperationRoute } from '../request-path.js'
-import { withJsonResponsesOnly } from '../spec/json-responses-only.js'
-import { type LoadedOpenApiDocument, listOperations, type OperationEntry } from '../spec/openapi-document.js'
-import { markRequestBodyStrings } from '../spec/storable-text.js'
+import { withJsonResponsesOnly } from '../openapi/json-responses-only.js'
+import { type LoadedOpenApiDocument, listOperations, type OperationEntry } from '../openapi/openapi-document.js'
+import { markRequestBodyStrings } from '../openapi/storable-text.js'
 
 export interface OpenApiRoutesOptions {
   readonly openApi: LoadedOpenApiDocument

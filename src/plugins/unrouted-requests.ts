@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { type ApiError, MethodNotAllowedError, NotFoundError } from '../errors/api-errors.js'
 import { writeRawErrorResponse } from '../http/client-error-response.js'
-import { httpMethods, type LoadedOpenApiDocument, pathTemplatePattern } from '../spec/openapi-document.js'
+import { httpMethods, type LoadedOpenApiDocument, pathTemplatePattern } from '../openapi/openapi-document.js'
 
 export interface UnroutedRequestsOptions {
   readonly openApi: LoadedOpenApiDocument

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import type { WebhookDefinition } from '../spec/webhook-definitions.js'
+import type { WebhookDefinition } from '../openapi/webhook-definitions.js'
 import { messageBody, type Outbox, type OutboxMessage, type PlantChange } from '../store/outbox.js'
 import type { PlantRow } from '../store/plant-store.js'
 import type { RetrySchedule } from './retry-schedule.js'

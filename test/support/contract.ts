@@ -3,7 +3,7 @@ import addFormats from 'ajv-formats'
 import type { Response as InjectResponse } from 'light-my-request'
 import type { Test } from 'tap'
 import { parse as parseYaml } from 'yaml'
-import { httpMethods, loadOpenApiDocument, pathTemplatePattern } from '../../src/spec/openapi-document.js'
+import { httpMethods, loadOpenApiDocument, pathTemplatePattern } from '../../src/openapi/openapi-document.js'
 
 // Checks responses against openapi.yaml itself, never against a hand-copied schema: the status
 // must be declared for the operation (404 and 405 answer with the Error schema), the media

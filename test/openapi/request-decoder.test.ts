@@ -1,8 +1,8 @@
 import t from 'tap'
 import { numericParameterReader } from '../../src/int64/numeric-parameters.js'
 import { parseJsonExactly } from '../../src/json/parse-json-exactly.js'
-import { loadOpenApiDocument, type OpenApiDocument, type OperationEntry } from '../../src/spec/openapi-document.js'
-import { compileRequestDecoder, type DecodedParts } from '../../src/spec/request-decoder.js'
+import { loadOpenApiDocument, type OpenApiDocument, type OperationEntry } from '../../src/openapi/openapi-document.js'
+import { compileRequestDecoder, type DecodedParts } from '../../src/openapi/request-decoder.js'
 
 // What a handler receives: every int64 the spec declares, in parameters and in the body at any
 // depth (through $ref, allOf, arrays and a schema that refers to itself), as the exact bigint; all

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { pathTemplatePattern } from '../../src/spec/openapi-document.js'
+import { pathTemplatePattern } from '../../src/openapi/openapi-document.js'
 
 t.test('a path template matches its paths literally, each parameter within one segment', async (t) => {
   const plant = pathTemplatePattern('/plants/{id}')

@@ -13,7 +13,7 @@ type QueryParameters<Operation> =
   Operation extends { parameters: { query?: infer Query } } ? ([Query] extends [never] ? Record<string, never> : NonNullable<Query>) : Record<string, never>
 
 // The generated types give an int64 as `bigint | number`; a handler receives it decoded, as the
-// exact bigint it stands for (src/spec/request-decoder.ts), so that its type and value agree.
+// exact bigint it stands for (src/openapi/request-decoder.ts), so that its type and value agree.
 export type Decoded<T> =
   [bigint | number] extends [T] ? Exclude<T, number> : T extends object ? { [Key in keyof T]: Decoded<T[Key]> } : T
 

@@ -20,7 +20,7 @@ export interface DecodedParts {
 
 // Decodes what a validated request holds where openapi.yaml declares an int64 (a path or query
 // parameter, a property of the JSON body at any depth) into the exact bigint it stands for, so
-// that a handler's types (src/handlers/operation-handler.ts) and values agree. The validator has
+// that a handler's types (src/handlers/typed-handler.ts) and values agree. The validator has
 // already accepted each one as an int64 (src/int64/), so reading it cannot fail. Undefined when
 // the operation declares no int64 anywhere: its requests are handed on as they are.
 export function compileRequestDecoder (document: OpenApiDocument, { path, method }: OperationEntry): ((request: DecodedParts) => void) | undefined {
