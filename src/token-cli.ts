@@ -1,9 +1,7 @@
-import { parseTokenCommandLine, tokenUsage } from './cli/token-command-line.js'
+import { parseTokenCommandLine, tokenUsage, UsageError } from './cli/token-command-line.js'
 import { type CommandOutput, runTokenCommand } from './cli/token-commands.js'
-import { UsageError } from './cli/usage-error.js'
 import { ConfigError, loadConfig, withoutPassword } from './config/config.js'
-import { loadOpenApiDocument } from './openapi/openapi-document.js'
-import { roleNamesOf } from './openapi/role-names.js'
+import { loadOpenApiDocument, roleNamesOf } from './openapi/openapi-document.js'
 import { openPlantStore } from './store/open-plant-store.js'
 import { StoreUnavailableError } from './store/store-errors.js'
 

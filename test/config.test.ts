@@ -1,6 +1,6 @@
 import t from 'tap'
 import { ConfigError, loadConfig, parseTokenList } from '../src/config/config.js'
-import { tracesEndpointOf } from '../src/observability/traces-endpoint.js'
+import { tracesEndpointOf } from '../src/observability/observability.js'
 
 t.test('an empty environment gives the documented defaults', async (t) => {
   t.same(loadConfig({}), {

@@ -1,8 +1,7 @@
 import type { Static, TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { jwtConfigProblems } from './jwt-checks.js'
-import { ConfigSchema } from './settings.js'
-import { webhookConfigProblems } from './webhook-checks.js'
+import { ConfigSchema, longestRetryWaitSeconds } from './settings.js'
 
 export { asymmetricJwtAlgorithms, ConfigSchema } from './settings.js'
 
@@ -63,4 +62,11 @@ function convert (value: string, schema: TSchema): unknown {
 
 export function parseTokenList (tokens: string): string[] {
   return tokens.split(',').map((token) => token.trim()).filter((token) => token !== '')
+}
+
+// The problems of the webhook settings that their patterns cannot show.
+function webhookConfigProblems (config: Pick<Config, 'WEBHOOK_RETRY_SCHEDULE'>): string[] {
+  const tooLong = config.WEBHOOK_RETRY_SCHEDULE.split(',').filter((seconds) => Number(seconds) > longestRetryWaitSeconds)
+  if (tooLong.length === 0) return []
+  return [`WEBHOOK_RETRY_SCHEDULE=${JSON.stringify(config.WEBHOOK_RETRY_SCHEDULE)} is not valid: each wait must be at most ${longestRetryWaitSeconds} seconds (30 days), not ${tooLong.join(', ')}`]
 }

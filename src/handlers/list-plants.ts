@@ -1,6 +1,5 @@
 import type { components, operations } from '../../generated/openapi.js'
-import type { OpenApiDocument } from '../openapi/openapi-document.js'
-import { parameterDefault } from '../openapi/parameter-default.js'
+import { type OpenApiDocument, parameterDefault } from '../openapi/openapi-document.js'
 import { type PlantStore, plantWithId } from '../store/plant-store.js'
 import { type OperationHandler, sendJsonText } from './typed-handler.js'
 

@@ -1,9 +1,8 @@
-import { Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { TooManyRequestsError } from '../errors/api-errors.js'
 import type { PolicyName } from '../rate-limit/rate-limit-policy.js'
 import type { BatchObserver, StoreBackend } from '../store/batch-observer.js'
 import { StoreUnavailableError } from '../store/store-errors.js'
-import { processMetrics } from './process-metrics.js'
 import { RequestMetrics } from './request-metrics.js'
 
 // What a webhook's attempt came to: delivered; failed and to be tried again; failed its last
@@ -132,4 +131,18 @@ export class ServiceMetrics {
     const [processText, serviceText] = await Promise.all([processMetrics().metrics(), this.#registry.metrics()])
     return processText + serviceText + this.requests.exposition()
   }
+}
+
+let processRegistry: Registry | undefined
+
+// The process's own metrics (CPU, memory, event-loop delay, garbage collection), as prom-client
+// collects them. They describe the process, not an app, and prom-client's collectors (an
+// event-loop delay monitor, a garbage-collection observer) cannot be stopped: they are started
+// once per process, however many apps it builds, into a registry every app's /metrics reads.
+function processMetrics (): Registry {
+  if (processRegistry === undefined) {
+    processRegistry = new Registry()
+    collectDefaultMetrics({ register: processRegistry })
+  }
+  return processRegistry
 }

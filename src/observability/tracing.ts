@@ -4,12 +4,11 @@ import { context, propagation, type Span, type SpanContext, SpanKind, SpanStatus
 import { W3CTraceContextPropagator } from '@opentelemetry/core'
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { resourceFromAttributes } from '@opentelemetry/resources'
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base'
+import { BasicTracerProvider, BatchSpanProcessor, type Span as SdkSpan, type SpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { ATTR_SERVICE_NAME, ATTR_URL_PATH } from '@opentelemetry/semantic-conventions'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { toApiError } from '../http/to-api-error.js'
 import type { BatchObserver, StoreBackend } from '../store/batch-observer.js'
-import { HandlerFailureScrubber } from './handler-failure-scrubber.js'
 
 // Attributes of this service's own, under its name as OpenTelemetry advises.
 export const tracingAttributes = {
@@ -182,4 +181,20 @@ function nameAfterOperation (span: Span, request: FastifyRequest): void {
   span.setAttribute(tracingAttributes.operationId, operationId)
   const queryStart = request.url.indexOf('?')
   if (queryStart !== -1) span.setAttribute(ATTR_URL_PATH, request.url.slice(0, queryStart))
+}
+
+// @fastify/otel ends a handler's span when the handler throws, with the error's own message as
+// the span's status; for an unexpected failure that is a driver's message, which may quote the
+// data. The span is still failed, but says no more: the request span, its parent, carries the
+// message the client was answered (above).
+class HandlerFailureScrubber implements SpanProcessor {
+  onEnding (span: SdkSpan): void {
+    if (span.attributes['fastify.type'] !== 'request-handler' || span.status.code !== SpanStatusCode.ERROR) return
+    span.setStatus({ code: SpanStatusCode.ERROR })
+  }
+
+  onStart (): void {}
+  onEnd (): void {}
+  async forceFlush (): Promise<void> {}
+  async shutdown (): Promise<void> {}
 }

@@ -2,7 +2,6 @@ import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parse as parseYaml } from 'yaml'
-import { escapeForPattern } from './literal-pattern.js'
 
 export const httpMethods = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const
 export type HttpMethod = (typeof httpMethods)[number]
@@ -97,4 +96,36 @@ export function resolveLocalRef (document: object, ref: string): unknown {
   return ref.slice(2).split('/')
     .map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'))
     .reduce<unknown>((parent, key) => (parent as Record<string, unknown> | undefined)?.[key], document)
+}
+
+// `text` written as the source of a regular expression that matches it as written: its dots,
+// brackets and the rest taken literally, inside a character class too (RegExp.escape is not in
+// Node 20). For patterns without the `u` flag, under which an escaped `-` outside a class is an
+// error.
+export function escapeForPattern (text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&')
+}
+
+// Every role some operation's security requirement names (`bearerAuth: [plants:write]`): the
+// roles a credential can be given, sorted.
+export function roleNamesOf (document: OpenApiDocument): string[] {
+  const names = listOperations(document).flatMap(({ operation }) =>
+    securityOf(document, operation).flatMap((requirement) => Object.values(requirement).flat()))
+  return [...new Set(names)].sort()
+}
+
+interface Parameter {
+  readonly $ref?: string
+  readonly name?: string
+  readonly schema?: { readonly default?: unknown }
+}
+
+// The default openapi.yaml declares for an operation's parameter (the validator adds none to a
+// request, as it adds nothing anywhere): undefined when there is none.
+export function parameterDefault (document: OpenApiDocument, operationId: string, name: string): unknown {
+  const entry = listOperations(document).find(({ operation }) => operation.operationId === operationId)
+  const pathItem = document.paths[entry?.path ?? ''] as { parameters?: readonly Parameter[] } | undefined
+  const parameters = [...(pathItem?.parameters ?? []), ...((entry?.operation.parameters ?? []) as readonly Parameter[])]
+    .map((parameter) => (parameter.$ref === undefined ? parameter : resolveLocalRef(document, parameter.$ref)) as Parameter)
+  return parameters.find((parameter) => parameter.name === name)?.schema?.default
 }

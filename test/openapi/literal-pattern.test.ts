@@ -1,5 +1,5 @@
 import t from 'tap'
-import { escapeForPattern } from '../../src/openapi/literal-pattern.js'
+import { escapeForPattern } from '../../src/openapi/openapi-document.js'
 import { literalPattern } from '../support/literal-pattern.js'
 
 const everySpecialCharacter = 'a (b) [c] {d} $e^ *+? | \\ / - .'

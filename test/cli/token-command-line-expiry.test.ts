@@ -1,6 +1,5 @@
 import t from 'tap'
-import { parseTokenExpiry } from '../../src/cli/token-expiry.js'
-import { UsageError } from '../../src/cli/usage-error.js'
+import { parseTokenExpiry, UsageError } from '../../src/cli/token-command-line.js'
 
 const now = new Date('2026-03-04T05:06:07.089Z')
 
