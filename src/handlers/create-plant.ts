@@ -4,7 +4,7 @@ import { compileDocumentWriter } from '../openapi/declared-document.js'
 import type { LoadedOpenApiDocument } from '../openapi/openapi-document.js'
 import type { PlantStore } from '../store/plant-store.js'
 import { PlantConflictError } from '../store/store-errors.js'
-import { type OperationHandler, sendJsonText, type WriteContextOf } from './typed-handler.js'
+import { type OperationHandler, sendJsonText } from './typed-handler.js'
 
 type Plant = components['schemas']['Plant']
 
@@ -29,12 +29,12 @@ export type StoredPlantsAreStillPlants = MustHold<IsStillAPlant<StoredPlantShape
 // plant under the id is the 409 the operation declares. A create that stores a new plant sends
 // its webhooks, linked to this request's trace.
 export function createPlantHandler (
-  store: PlantStore, { document }: LoadedOpenApiDocument, writeContextOf: WriteContextOf
+  store: PlantStore, { document }: LoadedOpenApiDocument, traceparent: () => string | undefined
 ): OperationHandler<operations['createPlant']> {
   const writePlantDocument = compileDocumentWriter(document, '#/components/schemas/Plant')
   return async function createPlant ({ body }, reply) {
     try {
-      const { plant } = await store.createPlant({ id: body.id, document: writePlantDocument(body) }, writeContextOf(reply))
+      const { plant } = await store.createPlant({ id: body.id, document: writePlantDocument(body) }, { traceparent: traceparent() })
       return sendJsonText<Plant>(reply, plant.document)
     } catch (error) {
       if (error instanceof PlantConflictError) return new ConflictResponseError(error.message)

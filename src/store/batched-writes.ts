@@ -1,8 +1,8 @@
 import { isSameJson } from '../json/canonical-json.js'
 import type { BatchObserver } from './batch-observer.js'
-import { type CommitBatch, GroupCommit, type GroupCommitOptions } from './group-commit.js'
-import type { Outbox, WriteContext } from './outbox.js'
-import type { CreatePlantOutcome, PlantRow } from './plant-store.js'
+import { type ActiveWriterCount, type CommitBatch, GroupCommit, type GroupCommitOptions } from './group-commit.js'
+import type { Outbox } from './outbox.js'
+import type { CreatePlantOutcome, PlantRow, WriteContext } from './plant-store.js'
 import { PlantConflictError, StoreUnavailableError } from './store-errors.js'
 
 // A write of the plants: a create, or a delete. Both go through one queue, so that the writes of
@@ -41,16 +41,19 @@ export class BatchedWrites {
     commitBatch: CommitBatch<PlantWrite, WriteResult>,
     isolateFailure: GroupCommitOptions['isolateFailure'],
     outbox: () => Outbox,
-    observer?: BatchObserver
+    observer: BatchObserver | undefined,
+    activeWriters: ActiveWriterCount | undefined
   ) {
     const commitThenTell: CommitBatch<PlantWrite, WriteResult> = async (writes) => {
       const results = await commitBatch(writes)
       if (mayHaveWrittenMessages(outbox(), writes)) outbox().committed()
       return results
     }
-    this.groupCommit = new GroupCommit(commitThenTell, { ...batchLimits, isolateFailure, observer })
+    this.groupCommit = new GroupCommit(commitThenTell, { ...batchLimits, isolateFailure, observer, activeWriters })
   }
 
+  // The write is queued before this returns (a delete too), so writes are committed in the order
+  // of the calls.
   async create (plant: PlantRow, context?: WriteContext): Promise<CreatePlantOutcome> {
     const result = await this.submit({ kind: 'create', plant, context })
     if (result === 'conflict') throw new PlantConflictError(plant.id)
@@ -72,10 +75,7 @@ export class BatchedWrites {
     // A write that arrives while the store closes gets a 503: another instance, or this one
     // once restarted, can take it.
     if (this.closing) throw new StoreUnavailableError(1)
-    const result = this.groupCommit.submit(write, write.context?.writer)
-    // In the queue now: a write after it keeps its place behind it.
-    write.context?.turn?.queued()
-    return result
+    return this.groupCommit.submit(write)
   }
 }
 

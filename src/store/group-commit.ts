@@ -1,6 +1,5 @@
 import { setImmediate as nextRoundOfTheEventLoop } from 'node:timers/promises'
 import { performance } from 'node:perf_hooks'
-import { ActiveWriters, type Writer } from './active-writers.js'
 import type { BatchObserver } from './batch-observer.js'
 
 // Commits many callers' writes together: one transaction, and one flush to disk, per batch
@@ -13,7 +12,7 @@ import type { BatchObserver } from './batch-observer.js'
 // Batches are taken in arrival order, at most maxBatchSize at a time, so under any load a
 // caller waits behind those who came before it and no one else.
 //
-// A write may name its writer (the connection it came on). When more writers, still open, have
+// When more writers (the connections the requests came on, still open: activeWriters) have
 // written in the last moments than writes are waiting, a batch waits a little longer for
 // theirs (up to gatherForWritersMs from when it was scheduled), as PostgreSQL's commit_delay
 // waits for its siblings: at a steady, moderate rate the writes arrive spread out, each event
@@ -31,6 +30,10 @@ import type { BatchObserver } from './batch-observer.js'
 // one raised after the commit.
 export type CommitBatch<Item, Outcome> = (items: readonly Item[]) => Promise<readonly Outcome[]>
 
+// How many writers are active now, counting no further than `limit` (src/http/active-writers.ts
+// counts the connections that wrote requests lately).
+export type ActiveWriterCount = (limit: number) => number
+
 export interface GroupCommitOptions {
   readonly maxBatchSize: number
   // How many batches may commit at once: 1 for a single writer (SQLite); more lets a server
@@ -39,11 +42,9 @@ export interface GroupCommitOptions {
   // Rounds of the event loop a batch may wait for more writes while they keep arriving.
   readonly maxGatherRounds: number
   // How long a batch may wait, from when it was scheduled, for the writes of other active
-  // writers (above); 0 waits for none.
+  // writers (above); 0, or no activeWriters, waits for none.
   readonly gatherForWritersMs?: number
-  // A writer is active for one to two of these after its last write (10 ms unless given; longer
-  // while the event loop is blocked).
-  readonly activeWriterWindowMs?: number
+  readonly activeWriters?: ActiveWriterCount | undefined
   readonly isolateFailure: (error: unknown) => boolean
   // Told of each transaction: the batch's, or each write's alone when a batch is retried so.
   readonly observer?: BatchObserver | undefined
@@ -59,7 +60,6 @@ interface Waiting<Item, Outcome> {
 
 export class GroupCommit<Item, Outcome> {
   private readonly queue: Array<Waiting<Item, Outcome>> = []
-  private readonly activeWriters: ActiveWriters
   private readonly gatherForWritersMs: number
   // A batch waiting for other writers' writes: how many writes it waits for (the active writers
   // when it began to: counted once, not on each write), and what ends the wait.
@@ -77,12 +77,13 @@ export class GroupCommit<Item, Outcome> {
     if (options.maxBatchSize < 1 || options.maxBatchesInFlight < 1 || options.maxGatherRounds < 1) {
       throw new RangeError('batch size, batches in flight and gather rounds must be at least 1')
     }
-    this.activeWriters = new ActiveWriters(options.activeWriterWindowMs ?? 10)
     this.gatherForWritersMs = options.gatherForWritersMs ?? 0
   }
 
-  submit (item: Item, writer?: Writer): Promise<Outcome> {
-    if (writer !== undefined && this.gatherForWritersMs > 0) this.activeWriters.wrote(writer, performance.now())
+  // The write joins the queue at once, inside this call: a caller that submits writes in order
+  // has them committed in that order (the order of pipelined requests rests on it,
+  // src/http/request-turns.ts).
+  submit (item: Item): Promise<Outcome> {
     const observed = observeSafely(() => this.options.observer?.writeQueued?.())
     return new Promise<Outcome>((resolve, reject) => {
       this.queue.push({ item, observed, resolve, reject })
@@ -135,8 +136,9 @@ export class GroupCommit<Item, Outcome> {
   // writer, counted no further than a full batch beyond those committing (none when batches
   // wait for no writer).
   private awaitedWrites (): number {
-    if (this.gatherForWritersMs <= 0) return 0
-    return this.activeWriters.countUpTo(this.options.maxBatchSize + this.writesInFlight, performance.now())
+    const { activeWriters, maxBatchSize } = this.options
+    if (activeWriters === undefined || this.gatherForWritersMs <= 0) return 0
+    return activeWriters(maxBatchSize + this.writesInFlight)
   }
 
   // Whether the writes queued and committing are as many as `awaited`.

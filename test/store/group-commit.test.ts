@@ -1,9 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
+import { ActiveWriters, type Writer } from '../../src/http/active-writers.js'
 import { GroupCommit } from '../../src/store/group-commit.js'
 
 // The batching alone, with a commit function that records what it was given: which writes
-// share a batch, in which order, and what each caller is told.
+// share a batch, in which order, and what each caller is told. Its active writers are counted
+// as the request path counts them.
 function recordingGroupCommit (options: {
   maxBatchSize?: number, maxBatchesInFlight?: number, maxGatherRounds?: number, gatherForWritersMs?: number, activeWriterWindowMs?: number, commitMs?: number
 } = {}) {
@@ -11,6 +13,7 @@ function recordingGroupCommit (options: {
   const failNext: unknown[] = []
   let committing = 0
   let mostAtOnce = 0
+  const writers = new ActiveWriters(options.activeWriterWindowMs ?? 10)
   const groupCommit = new GroupCommit<number, string>(async (items) => {
     batches.push([...items])
     committing++
@@ -29,10 +32,15 @@ function recordingGroupCommit (options: {
     maxBatchesInFlight: options.maxBatchesInFlight ?? 1,
     maxGatherRounds: options.maxGatherRounds ?? 1,
     gatherForWritersMs: options.gatherForWritersMs ?? 0,
-    activeWriterWindowMs: options.activeWriterWindowMs ?? 10,
+    activeWriters: writers.countNow,
     isolateFailure: (error) => error instanceof Error && error.message === 'write -1 is refused',
   })
-  return { groupCommit, batches, failNext, mostAtOnce: () => mostAtOnce }
+  // A write of a request that came on the writer's connection.
+  const submitFrom = (writer: Writer, item: number): Promise<string> => {
+    writers.wrote(writer)
+    return groupCommit.submit(item)
+  }
+  return { groupCommit, submitFrom, batches, failNext, mostAtOnce: () => mostAtOnce }
 }
 
 const range = (from: number, count: number): number[] => Array.from({ length: count }, (_, index) => from + index)
@@ -74,51 +82,51 @@ t.test('a batch waits a moment for the writes of other connections writing, and 
   // Wide enough that a busy machine's pauses between these steps do not end a writer's activity.
   const gatherForWritersMs = 300
   const activeWriterWindowMs = 200
-  const { groupCommit, batches } = recordingGroupCommit({ gatherForWritersMs, activeWriterWindowMs, commitMs: 1 })
+  const { groupCommit, submitFrom, batches } = recordingGroupCommit({ gatherForWritersMs, activeWriterWindowMs, commitMs: 1 })
   const first = { destroyed: false }
   const second = { destroyed: false }
 
-  const lone = groupCommit.submit(1, first)
+  const lone = submitFrom(first, 1)
   await rounds(5)
   t.same(batches, [[1]], "a lone writer's write is committed without waiting")
   await lone
 
   // Both write: from now on each waits for the other, until the other's write comes.
-  await Promise.all([groupCommit.submit(2, first), groupCommit.submit(3, second)])
-  const waiting = groupCommit.submit(4, first)
+  await Promise.all([submitFrom(first, 2), submitFrom(second, 3)])
+  const waiting = submitFrom(first, 4)
   await rounds(5)
   t.same(batches, [[1], [2, 3]], 'a write waits while another writer is writing')
   const unnamed = groupCommit.submit(5)
   await rounds(5)
-  t.same(batches, [[1], [2, 3], [4, 5]], 'a write that names no writer counts among those waiting: the batch starts')
+  t.same(batches, [[1], [2, 3], [4, 5]], 'a write of no connection counts among those waiting: the batch starts')
   await Promise.all([waiting, unnamed])
-  const waitingAgain = groupCommit.submit(6, first)
+  const waitingAgain = submitFrom(first, 6)
   await rounds(5)
   t.same(batches.at(-1), [4, 5], 'a write waits again for the other writer')
-  const joined = groupCommit.submit(7, second)
+  const joined = submitFrom(second, 7)
   await rounds(5)
   t.same(batches.at(-1), [6, 7], "the batch starts as soon as the other writer's write has come")
   await Promise.all([waitingAgain, joined])
 
   // The other writer writes no more: the wait ends after gatherForWritersMs.
   const started = performance.now()
-  await groupCommit.submit(8, first)
+  await submitFrom(first, 8)
   t.ok(performance.now() - started >= gatherForWritersMs - 5, 'a write waits for a writer that writes no more, for a moment only')
   t.same(batches.at(-1), [8])
 
   // A writer whose connection has closed is not waited for.
-  await groupCommit.submit(9, second)
+  await submitFrom(second, 9)
   second.destroyed = true
-  const afterClose = groupCommit.submit(10, first)
+  const afterClose = submitFrom(first, 10)
   await rounds(5)
   t.same(batches.at(-1), [10], 'a closed connection is not waited for')
   await afterClose
 
   // A writer that has not written for two windows is no longer waited for.
   const third = { destroyed: false }
-  await groupCommit.submit(11, third)
+  await submitFrom(third, 11)
   await sleep(2 * activeWriterWindowMs + 50)
-  const alone = groupCommit.submit(12, first)
+  const alone = submitFrom(first, 12)
   await rounds(5)
   t.same(batches.at(-1), [12], 'once the other writer has been quiet, a write is committed without waiting')
   await alone
@@ -126,14 +134,14 @@ t.test('a batch waits a moment for the writes of other connections writing, and 
 })
 
 t.test('writes of a batch still committing count as waiting: their writers cannot write again before their answers', async (t) => {
-  const { groupCommit, batches } = recordingGroupCommit({ maxBatchesInFlight: 2, gatherForWritersMs: 300, activeWriterWindowMs: 1000, commitMs: 200 })
-  const writers = [{ destroyed: false }, { destroyed: false }, { destroyed: false }]
-  const committing = [groupCommit.submit(1, writers[0]), groupCommit.submit(2, writers[1])]
+  const { submitFrom, batches } = recordingGroupCommit({ maxBatchesInFlight: 2, gatherForWritersMs: 300, activeWriterWindowMs: 1000, commitMs: 200 })
+  const [first, second, third] = [{ destroyed: false }, { destroyed: false }, { destroyed: false }]
+  const committing = [submitFrom(first, 1), submitFrom(second, 2)]
   while (batches.length === 0) await new Promise((resolve) => setImmediate(resolve))
-  const third = groupCommit.submit(3, writers[2])
+  const alongside = submitFrom(third, 3)
   await rounds(5)
   t.same(batches, [[1, 2], [3]], 'the third writer\'s write starts a batch beside the one committing, without waiting')
-  await Promise.all([...committing, third])
+  await Promise.all([...committing, alongside])
 })
 
 t.test('a caller is answered only once its batch has committed', async (t) => {
