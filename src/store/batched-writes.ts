@@ -1,7 +1,8 @@
+import { unreachable } from '../errors/unreachable.js'
 import { isSameJson } from '../json/canonical-json.js'
 import type { BatchObserver } from './batch-observer.js'
 import { type ActiveWriterCount, type CommitBatch, GroupCommit, type GroupCommitOptions } from './group-commit.js'
-import type { Outbox } from './outbox.js'
+import type { Outbox, PlantChange } from './outbox.js'
 import type { CreatePlantOutcome, PlantRow, WriteContext } from './plant-store.js'
 import { PlantConflictError, StoreUnavailableError } from './store-errors.js'
 
@@ -11,17 +12,34 @@ export type PlantWrite =
   | { readonly kind: 'create', readonly plant: PlantRow, readonly context?: WriteContext | undefined }
   | { readonly kind: 'delete', readonly id: bigint, readonly context?: WriteContext | undefined }
 
-// What one write came to inside a committed batch. A create: stored, found already stored with
-// the same document (a safe retry), or refused because the id holds another plant. A delete: the
-// plant was there and is gone, or there was none.
-export type WriteResult = 'created' | 'replayed' | 'conflict' | 'deleted' | 'absent'
+// What each kind of write may come to inside a committed batch. A create: stored, found already
+// stored with the same document (a safe retry), or refused because the id holds another plant.
+// A delete: the plant was there and is gone, or there was none.
+interface ResultsOf {
+  create: 'created' | 'replayed' | 'conflict'
+  delete: 'deleted' | 'absent'
+}
+export type WriteResult = ResultsOf[PlantWrite['kind']]
 
-export function compareWithStored (plant: PlantRow, storedDocument: string | undefined): WriteResult {
+export function compareWithStored (plant: PlantRow, storedDocument: string | undefined): ResultsOf['create'] {
   return storedDocument !== undefined && isSameJson(storedDocument, plant.document) ? 'replayed' : 'conflict'
 }
 
 export function idOf (write: PlantWrite): bigint {
-  return write.kind === 'create' ? write.plant.id : write.id
+  switch (write.kind) {
+    case 'create': return write.plant.id
+    case 'delete': return write.id
+    default: return unreachable(write)
+  }
+}
+
+// The change a write makes, when it makes one, that the webhooks may tell of.
+function changeOf (write: PlantWrite): PlantChange {
+  switch (write.kind) {
+    case 'create': return 'plant-created'
+    case 'delete': return 'plant-deleted'
+    default: return unreachable(write)
+  }
 }
 
 // While writes keep arriving, a batch waits up to three rounds of the event loop for more, and
@@ -56,13 +74,22 @@ export class BatchedWrites {
   // of the calls.
   async create (plant: PlantRow, context?: WriteContext): Promise<CreatePlantOutcome> {
     const result = await this.submit({ kind: 'create', plant, context })
-    if (result === 'conflict') throw new PlantConflictError(plant.id)
-    return { plant, created: result === 'created' }
+    switch (result) {
+      case 'created': return { plant, created: true }
+      case 'replayed': return { plant, created: false }
+      case 'conflict': throw new PlantConflictError(plant.id)
+      default: return unreachable(result)
+    }
   }
 
   // True when a plant was deleted, false when none had the id.
   async delete (id: bigint, context?: WriteContext): Promise<boolean> {
-    return await this.submit({ kind: 'delete', id, context }) === 'deleted'
+    const result = await this.submit({ kind: 'delete', id, context })
+    switch (result) {
+      case 'deleted': return true
+      case 'absent': return false
+      default: return unreachable(result)
+    }
   }
 
   // Takes no more writes, and resolves once those already taken are answered.
@@ -71,11 +98,12 @@ export class BatchedWrites {
     await this.groupCommit.idle()
   }
 
-  private async submit (write: PlantWrite): Promise<WriteResult> {
+  // Each backend's commit answers a write with a result of its kind.
+  private async submit<Write extends PlantWrite> (write: Write): Promise<ResultsOf[Write['kind']]> {
     // A write that arrives while the store closes gets a 503: another instance, or this one
     // once restarted, can take it.
     if (this.closing) throw new StoreUnavailableError(1)
-    return this.groupCommit.submit(write)
+    return this.groupCommit.submit(write) as Promise<ResultsOf[Write['kind']]>
   }
 }
 
@@ -86,5 +114,5 @@ export class BatchedWrites {
 // while a batch runs on PostgreSQL, messages it wrote may go untold, and wait for the next poll
 // (within 50 ms, src/webhooks/webhook-dispatcher.ts), as anything untold does.
 function mayHaveWrittenMessages (outbox: Outbox, writes: readonly PlantWrite[]): boolean {
-  return writes.some((write) => outbox.wants(write.kind === 'create' ? 'plant-created' : 'plant-deleted'))
+  return writes.some((write) => outbox.wants(changeOf(write)))
 }

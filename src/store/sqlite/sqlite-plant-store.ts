@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
+import { unreachable } from '../../errors/unreachable.js'
 import type { ApiTokenStore } from '../api-token-store.js'
 import type { BatchObserver } from '../batch-observer.js'
 import { BatchedReads } from '../batched-reads.js'
@@ -105,17 +106,21 @@ export class SqlitePlantStore implements PlantStore {
     // this process or another on the same file, and a failure leaves none of it written.
     // The webhooks' messages of a change are written with it, in the batch's transaction.
     const commitWrite = (write: PlantWrite, batch: BatchChanges): WriteResult => {
-      if (write.kind === 'delete') {
-        const document = remove.get(write.id)
-        if (document === undefined) return 'absent'
-        recordChange(batch, 'plant-deleted', { id: write.id, document }, write.context)
-        return 'deleted'
+      switch (write.kind) {
+        case 'create':
+          if (insert.run(write.plant.id, write.plant.document).changes === 1) {
+            recordChange(batch, 'plant-created', write.plant, write.context)
+            return 'created'
+          }
+          return compareWithStored(write.plant, selectDocument.get(write.plant.id))
+        case 'delete': {
+          const document = remove.get(write.id)
+          if (document === undefined) return 'absent'
+          recordChange(batch, 'plant-deleted', { id: write.id, document }, write.context)
+          return 'deleted'
+        }
+        default: return unreachable(write)
       }
-      if (insert.run(write.plant.id, write.plant.document).changes === 1) {
-        recordChange(batch, 'plant-created', write.plant, write.context)
-        return 'created'
-      }
-      return compareWithStored(write.plant, selectDocument.get(write.plant.id))
     }
     // A batch of one is read alone; more share one read transaction, so one snapshot.
     const readDocuments = database.transaction((ids: readonly bigint[]) => ids.map((id) => selectDocument.get(id)))
