@@ -99,11 +99,11 @@ export class BatchedWrites {
   }
 
   // Each backend's commit answers a write with a result of its kind.
-  private async submit<Write extends PlantWrite> (write: Write): Promise<ResultsOf[Write['kind']]> {
+  private async submit<Kind extends keyof ResultsOf> (write: PlantWrite & { readonly kind: Kind }): Promise<ResultsOf[Kind]> {
     // A write that arrives while the store closes gets a 503: another instance, or this one
     // once restarted, can take it.
     if (this.closing) throw new StoreUnavailableError(1)
-    return this.groupCommit.submit(write) as Promise<ResultsOf[Write['kind']]>
+    return this.groupCommit.submit(write) as Promise<ResultsOf[Kind]>
   }
 }
 
