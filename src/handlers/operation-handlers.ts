@@ -6,15 +6,11 @@ import type { LoadedOpenApiDocument } from '../openapi/openapi-document.js'
 import type { PlantStore } from '../store/plant-store.js'
 import type { Webhooks } from '../webhooks/webhooks.js'
 import { getApiReferenceAssetHandler, getApiReferenceHandler, getRootHandler } from './api-reference.js'
-import { createPlantHandler } from './create-plant.js'
-import { deletePlantHandler } from './delete-plant.js'
-import { getPlantHandler } from './get-plant.js'
-import { listPlantsHandler } from './list-plants.js'
-import { getMetricsHandler } from './metrics.js'
-import type { OperationHandlers } from './typed-handler.js'
 import {
-  getHealthHandler, getOpenApiJsonHandler, getOpenApiYamlHandler, getReadinessHandler,
+  getHealthHandler, getMetricsHandler, getOpenApiJsonHandler, getOpenApiYamlHandler, getReadinessHandler,
 } from './operational-endpoints.js'
+import { createPlantHandler, deletePlantHandler, getPlantHandler, listPlantsHandler } from './plants.js'
+import type { OperationHandlers } from './typed-handler.js'
 import {
   createWebhookEndpointHandler, deleteWebhookEndpointHandler, listWebhookEndpointsHandler, rotateWebhookEndpointSecretHandler,
 } from './webhook-endpoints.js'
