@@ -30,8 +30,8 @@ export class RequestTurn {
   #waiters: Array<{ readonly kind: RequestKind, readonly resume: () => void }> | undefined
 
   constructor (previous: RequestTurn | undefined) {
-    this.#writesMayGo = previous === undefined || previous.#lets('write')
-    this.#readsMayGo = previous === undefined || previous.#lets('read')
+    this.#writesMayGo = previous === undefined || previous.#letsWritesThrough()
+    this.#readsMayGo = previous === undefined || previous.#letsReadsThrough()
     if (previous !== undefined && !(this.#writesMayGo && this.#readsMayGo)) previous.#next = this
   }
 
@@ -67,12 +67,12 @@ export class RequestTurn {
     }
   }
 
-  #lets (kind: 'write' | 'read'): boolean {
-    switch (kind) {
-      case 'write': return this.#writesMayGo && this.#letsWritesGo
-      case 'read': return this.#readsMayGo && this.#letsReadsGo
-      default: return unreachable(kind)
-    }
+  #letsWritesThrough (): boolean {
+    return this.#writesMayGo && this.#letsWritesGo
+  }
+
+  #letsReadsThrough (): boolean {
+    return this.#readsMayGo && this.#letsReadsGo
   }
 
   // Tells the requests behind this one, in turn, as far as what they may do changes: a loop, not
@@ -87,8 +87,8 @@ export class RequestTurn {
     let previous = changed
     let turn = changed.#next
     while (turn !== undefined) {
-      const writesMayGo = previous.#lets('write')
-      const readsMayGo = previous.#lets('read')
+      const writesMayGo = previous.#letsWritesThrough()
+      const readsMayGo = previous.#letsReadsThrough()
       // Once a request lets everything after it go on, the next needs to hear no more of it.
       if (writesMayGo && readsMayGo) previous.#next = undefined
       if (writesMayGo === turn.#writesMayGo && readsMayGo === turn.#readsMayGo) return
