@@ -43,10 +43,9 @@ function changeOf (write: PlantWrite): PlantChange {
 }
 
 // While writes keep arriving, a batch waits up to three rounds of the event loop for more, and
-// up to a millisecond for the writes of other connections that are writing; one batch is in
-// flight at a time, which keeps batches, not only the writes inside one, in arrival order
-// (docs/benchmark.md has the measurements behind all three).
-const batchLimits = { maxBatchSize: 512, maxBatchesInFlight: 1, maxGatherRounds: 3, gatherForWritersMs: 1 }
+// up to a millisecond for the writes of other connections that are writing (docs/benchmark.md
+// has the measurements behind both).
+const batchLimits = { maxBatchSize: 512, maxGatherRounds: 3, gatherForWritersMs: 1 }
 
 // The writes of a store, committed in batches: what both backends share. `outbox` is the
 // store's outbox at the time of asking (a store is given one after it opens): a committed batch

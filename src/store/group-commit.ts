@@ -7,10 +7,10 @@ import type { BatchObserver } from './batch-observer.js'
 //
 // A batch starts once the event loop has finished its current round of I/O, so every request
 // read in that round joins it; while creates are still arriving it waits a round more (up to
-// maxGatherRounds), as one flush for more writes costs less than two. While a batch commits,
-// new arrivals wait and form the next one.
-// Batches are taken in arrival order, at most maxBatchSize at a time, so under any load a
-// caller waits behind those who came before it and no one else.
+// maxGatherRounds), as one flush for more writes costs less than two. One batch commits at a
+// time (two or more at once were measured no faster, docs/benchmark.md): new arrivals wait and
+// form the next one, and batches are taken in arrival order, at most maxBatchSize at a time, so
+// under any load a caller waits behind those who came before it and no one else.
 //
 // When more writers (the connections the requests came on, still open: activeWriters) have
 // written in the last moments than writes are waiting, a batch waits a little longer for
@@ -36,9 +36,6 @@ export type ActiveWriterCount = (limit: number) => number
 
 export interface GroupCommitOptions {
   readonly maxBatchSize: number
-  // How many batches may commit at once: 1 for a single writer (SQLite); more lets a server
-  // that runs transactions side by side (PostgreSQL) take the next batch while one commits.
-  readonly maxBatchesInFlight: number
   // Rounds of the event loop a batch may wait for more writes while they keep arriving.
   readonly maxGatherRounds: number
   // How long a batch may wait, from when it was scheduled, for the writes of other active
@@ -64,9 +61,7 @@ export class GroupCommit<Item, Outcome> {
   // A batch waiting for other writers' writes: how many writes it waits for (the active writers
   // when it began to: counted once, not on each write), and what ends the wait.
   private writersWait: { readonly awaited: number, readonly timer: NodeJS.Timeout, readonly start: () => void } | undefined
-  private batchesInFlight = 0
-  // The writes of the batches committing: their writers cannot write again before they are answered.
-  private writesInFlight = 0
+  private committing = false
   private batchScheduled = false
   private readonly idleWaiters: Array<() => void> = []
 
@@ -74,8 +69,8 @@ export class GroupCommit<Item, Outcome> {
     private readonly commitBatch: CommitBatch<Item, Outcome>,
     private readonly options: GroupCommitOptions
   ) {
-    if (options.maxBatchSize < 1 || options.maxBatchesInFlight < 1 || options.maxGatherRounds < 1) {
-      throw new RangeError('batch size, batches in flight and gather rounds must be at least 1')
+    if (options.maxBatchSize < 1 || options.maxGatherRounds < 1) {
+      throw new RangeError('batch size and gather rounds must be at least 1')
     }
     this.gatherForWritersMs = options.gatherForWritersMs ?? 0
   }
@@ -97,12 +92,12 @@ export class GroupCommit<Item, Outcome> {
 
   // Resolves once nothing is queued or committing.
   async idle (): Promise<void> {
-    if (this.queue.length === 0 && this.batchesInFlight === 0) return
+    if (this.queue.length === 0 && !this.committing) return
     await new Promise<void>((resolve) => this.idleWaiters.push(resolve))
   }
 
   private scheduleBatch (): void {
-    if (this.batchScheduled || this.queue.length === 0 || this.batchesInFlight >= this.options.maxBatchesInFlight) return
+    if (this.batchScheduled || this.queue.length === 0 || this.committing) return
     this.batchScheduled = true
     const scheduledAt = performance.now()
     let roundsLeft = this.options.maxGatherRounds
@@ -132,38 +127,33 @@ export class GroupCommit<Item, Outcome> {
     setImmediate(startOrGather)
   }
 
-  // The writes, queued or committing, that leave no active writer to wait for: one per active
-  // writer, counted no further than a full batch beyond those committing (none when batches
-  // wait for no writer).
+  // The writes queued that leave no active writer to wait for: one per active writer, counted no
+  // further than a full batch (none when batches wait for no writer).
   private awaitedWrites (): number {
     const { activeWriters, maxBatchSize } = this.options
     if (activeWriters === undefined || this.gatherForWritersMs <= 0) return 0
-    return activeWriters(maxBatchSize + this.writesInFlight)
+    return activeWriters(maxBatchSize)
   }
 
-  // Whether the writes queued and committing are as many as `awaited`.
   private holdsEveryWrite (awaited: number): boolean {
-    return this.queue.length + this.writesInFlight >= awaited
+    return this.queue.length >= awaited
   }
 
   // Never rejects: whatever goes wrong, every caller of the batch is answered.
   private async runBatch (): Promise<void> {
-    if (this.queue.length === 0 || this.batchesInFlight >= this.options.maxBatchesInFlight) return
+    if (this.queue.length === 0 || this.committing) return
     const batch = this.queue.splice(0, this.options.maxBatchSize)
-    this.batchesInFlight++
-    this.writesInFlight += batch.length
-    // More may be waiting than one batch takes, and another batch may start beside this one.
-    this.scheduleBatch()
+    this.committing = true
     try {
       await this.commit(batch)
     } catch (error) {
       // Settling a promise twice does nothing, so only callers still waiting get this.
       for (const waiting of batch) waiting.reject(error)
     } finally {
-      this.batchesInFlight--
-      this.writesInFlight -= batch.length
+      // More may be waiting than one batch takes, or have arrived while it committed.
+      this.committing = false
       this.scheduleBatch()
-      if (this.queue.length === 0 && this.batchesInFlight === 0) {
+      if (this.queue.length === 0) {
         for (const resolve of this.idleWaiters.splice(0)) resolve()
       }
     }

@@ -7,7 +7,7 @@ import { GroupCommit } from '../../src/store/group-commit.js'
 // share a batch, in which order, and what each caller is told. Its active writers are counted
 // as the request path counts them.
 function recordingGroupCommit (options: {
-  maxBatchSize?: number, maxBatchesInFlight?: number, maxGatherRounds?: number, gatherForWritersMs?: number, activeWriterWindowMs?: number, commitMs?: number
+  maxBatchSize?: number, maxGatherRounds?: number, gatherForWritersMs?: number, activeWriterWindowMs?: number, commitMs?: number
 } = {}) {
   const batches: number[][] = []
   const failNext: unknown[] = []
@@ -29,7 +29,6 @@ function recordingGroupCommit (options: {
     }
   }, {
     maxBatchSize: options.maxBatchSize ?? 100,
-    maxBatchesInFlight: options.maxBatchesInFlight ?? 1,
     maxGatherRounds: options.maxGatherRounds ?? 1,
     gatherForWritersMs: options.gatherForWritersMs ?? 0,
     activeWriters: writers.countNow,
@@ -133,17 +132,6 @@ t.test('a batch waits a moment for the writes of other connections writing, and 
   await groupCommit.idle()
 })
 
-t.test('writes of a batch still committing count as waiting: their writers cannot write again before their answers', async (t) => {
-  const { submitFrom, batches } = recordingGroupCommit({ maxBatchesInFlight: 2, gatherForWritersMs: 300, activeWriterWindowMs: 1000, commitMs: 200 })
-  const [first, second, third] = [{ destroyed: false }, { destroyed: false }, { destroyed: false }]
-  const committing = [submitFrom(first, 1), submitFrom(second, 2)]
-  while (batches.length === 0) await new Promise((resolve) => setImmediate(resolve))
-  const alongside = submitFrom(third, 3)
-  await rounds(5)
-  t.same(batches, [[1, 2], [3]], 'the third writer\'s write starts a batch beside the one committing, without waiting')
-  await Promise.all([...committing, alongside])
-})
-
 t.test('a caller is answered only once its batch has committed', async (t) => {
   const { groupCommit, batches } = recordingGroupCommit({ commitMs: 30 })
   let answered = false
@@ -189,7 +177,7 @@ t.test('a failure that may be one write\'s own is isolated: its neighbours get t
 t.test('a commit that answers for the wrong number of writes fails them all, and is not retried', async (t) => {
   let commits = 0
   const groupCommit = new GroupCommit<number, string>(async () => { commits++; return ['only one'] },
-    { maxBatchSize: 10, maxBatchesInFlight: 1, maxGatherRounds: 1, isolateFailure: () => true })
+    { maxBatchSize: 10, maxGatherRounds: 1, isolateFailure: () => true })
   const results = await Promise.allSettled([1, 2].map((item) => groupCommit.submit(item)))
   t.ok(results.every((result) => result.status === 'rejected'))
   t.equal(commits, 1, 'a batch that committed is never committed again')
@@ -204,7 +192,7 @@ t.test('when retrying one by one meets a failure of the store, the writes left g
     if (items[0] === 2) throw new Error('write 2 is refused')
     if (items[0] === 3) throw outage
     return items.map((item) => `committed ${item}`)
-  }, { maxBatchSize: 10, maxBatchesInFlight: 1, maxGatherRounds: 1, isolateFailure: (error) => error !== outage })
+  }, { maxBatchSize: 10, maxGatherRounds: 1, isolateFailure: (error) => error !== outage })
   const results = await Promise.allSettled([1, 2, 3, 4, 5].map((item) => groupCommit.submit(item)))
   t.same(results.map((result) => result.status === 'fulfilled' ? result.value : (result.reason as Error).message),
     ['committed 1', 'write 2 is refused', 'the disk is full', 'the disk is full', 'the disk is full'])
@@ -214,7 +202,6 @@ t.test('when retrying one by one meets a failure of the store, the writes left g
 t.test('whatever throws while a failure is handled, every caller is answered and nothing is left unhandled', async (t) => {
   const groupCommit = new GroupCommit<number, string>(async () => { throw new Error('failed') }, {
     maxBatchSize: 10,
-    maxBatchesInFlight: 1,
     maxGatherRounds: 1,
     isolateFailure: () => { throw new Error('the failure could not be judged') },
   })
@@ -224,10 +211,11 @@ t.test('whatever throws while a failure is handled, every caller is answered and
   await groupCommit.idle()
 })
 
-t.test('several batches may commit at once when allowed, and never more', async (t) => {
-  const { groupCommit, mostAtOnce } = recordingGroupCommit({ maxBatchSize: 2, maxBatchesInFlight: 3, commitMs: 50 })
+t.test('one batch commits at a time, however many wait', async (t) => {
+  const { groupCommit, batches, mostAtOnce } = recordingGroupCommit({ maxBatchSize: 2, commitMs: 20 })
   await Promise.all(range(1, 20).map((item) => groupCommit.submit(item)))
-  t.equal(mostAtOnce(), 3)
+  t.equal(batches.length, 10)
+  t.equal(mostAtOnce(), 1)
 })
 
 t.test('idle() waits for queued and committing writes', async (t) => {
@@ -246,7 +234,6 @@ t.test('an observer that throws changes nothing of what a batch comes to: each w
     return items.map((item) => `committed ${item}`)
   }, {
     maxBatchSize: 100,
-    maxBatchesInFlight: 1,
     maxGatherRounds: 1,
     isolateFailure: () => true,
     observer: {
