@@ -30,8 +30,8 @@ import type { BatchObserver } from './batch-observer.js'
 // one raised after the commit.
 export type CommitBatch<Item, Outcome> = (items: readonly Item[]) => Promise<readonly Outcome[]>
 
-// How many writers are active now, counting no further than `limit` (src/http/active-writers.ts
-// counts the connections that wrote requests lately).
+// How many writers are active now, counting no further than `limit`: the service counts the
+// connections its write requests came on lately; the store needs no more than the number.
 export type ActiveWriterCount = (limit: number) => number
 
 export interface GroupCommitOptions {
