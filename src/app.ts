@@ -3,6 +3,7 @@ import { createCredentials } from './auth/credentials.js'
 import type { Config } from './config/config.js'
 import { createConnectionGuard, fastifyOptions } from './fastify-options.js'
 import { createOperationHandlers } from './handlers/operation-handlers.js'
+import { ActiveWriters } from './http/active-writers.js'
 import { Observability } from './observability/observability.js'
 import errorResponses from './plugins/error-responses.js'
 import httpProtocol from './plugins/http-protocol.js'
@@ -44,9 +45,12 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
   const observability = await Observability.create(config)
   const connectionGuard = createConnectionGuard(config, () => app.log)
   const app: FastifyInstance = Fastify(fastifyOptions(config, observability, dependencies.logColors === true, () => app.log, connectionGuard))
+  // The connections that wrote lately: the request path counts them, and the store's batches
+  // wait a moment for their next writes.
+  const writers = new ActiveWriters()
   let store: PlantStore
   try {
-    store = dependencies.store ?? await openPlantStore(config, app.log, observability.observeBatches)
+    store = dependencies.store ?? await openPlantStore(config, app.log, observability.observeBatches, writers.countNow)
   } catch (error) {
     await observability.shutdown()
     throw error
@@ -72,6 +76,7 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
       credentials,
       limits: createRateLimits(config, dependencies.rateLimitTuning),
       observability,
+      writers,
     })
 
     // First of the preClose hooks: an answer written while the others run must already tell its

@@ -4,7 +4,8 @@ import type {
 import type { Credentials } from './auth/credentials.js'
 import { type OperationAuthenticator, operationAuthenticator } from './auth/operation-authenticator.js'
 import { SchemaViolationError } from './errors/api-errors.js'
-import { writesThroughTheStoreQueue } from './handlers/operation-handlers.js'
+import { requestKinds } from './handlers/operation-handlers.js'
+import type { ActiveWriters } from './http/active-writers.js'
 import { ignoreBody } from './http/ignored-body.js'
 import { type RequestKind, requestTurn } from './http/request-turns.js'
 import type { Observability } from './observability/observability.js'
@@ -53,6 +54,8 @@ export interface RequestPathParts {
   readonly credentials: Credentials
   readonly limits: RateLimits
   readonly observability: Observability
+  // The connections that wrote lately, whose next writes the store's batches wait a moment for.
+  readonly writers: ActiveWriters
 }
 
 // The part of an operation's route the request path decides.
@@ -63,7 +66,7 @@ export interface OperationRoute {
   readonly config: { readonly operationId: string }
 }
 
-export function createRequestPath ({ document, handlers, credentials, limits, observability }: RequestPathParts): (entry: OperationEntry) => OperationRoute {
+export function createRequestPath ({ document, handlers, credentials, limits, observability, writers }: RequestPathParts): (entry: OperationEntry) => OperationRoute {
   const missing = listOperations(document).filter(({ operation: { operationId } }) =>
     operationId === undefined || !Object.hasOwn(handlers, operationId))
   if (missing.length > 0) {
@@ -129,7 +132,7 @@ export function createRequestPath ({ document, handlers, credentials, limits, ob
     return {
       ...(onRequest.length === 0 ? {} : { onRequest }),
       ...(entry.operation.requestBody?.required === true ? { preValidation: requireBody } : {}),
-      handler: inTurn(kindOf(entry, operationId), decode === undefined
+      handler: inTurn(kindOf(operationId), writers, decode === undefined
         ? handle
         : function decodedThenHandled (request, reply) {
           decode(request)
@@ -140,23 +143,27 @@ export function createRequestPath ({ document, handlers, credentials, limits, ob
   }
 }
 
-// What an operation's handler does, for the order of pipelined requests (src/http/request-turns.ts).
-function kindOf (entry: OperationEntry, operationId: string): RequestKind {
-  if (entry.method === 'get' || entry.method === 'head') return 'read'
-  return writesThroughTheStoreQueue.has(operationId) ? 'write' : 'other'
+// What an operation's handler does, for the order of pipelined requests (src/http/request-turns.ts),
+// chosen beside its handler: the kinds are keyed as the handlers are, and every operation has one.
+function kindOf (operationId: string): RequestKind {
+  return requestKinds[operationId as keyof typeof requestKinds]
 }
 
 // The handler runs in the request's turn: once the requests read before it on its connection
-// have gone far enough (a request injected by a test has no turn, and goes at once).
-function inTurn (kind: RequestKind, handle: RouteHandlerMethod): RouteHandlerMethod {
+// have gone far enough (a request injected by a test has no turn, and goes at once). A write's
+// handler hands its write to the store's queue before its first await, and the queue takes it
+// inside the call: once the call returns, the write has its place in the order of writes, and
+// the turn lets the writes behind it go. A write's connection counts among those writing.
+function inTurn (kind: RequestKind, writers: ActiveWriters, handle: RouteHandlerMethod): RouteHandlerMethod {
   return function handledInTurn (request, reply) {
     const turn = requestTurn(request.raw)
-    if (turn === undefined) return handle.call(this, request, reply)
     const begin = (): unknown => {
-      turn.began(kind)
-      return handle.call(this, request, reply)
+      if (kind === 'write') writers.wrote(request.raw.socket)
+      const handled = handle.call(this, request, reply)
+      turn?.began(kind)
+      return handled
     }
-    const wait = turn.waitFor(kind)
+    const wait = turn?.waitFor(kind)
     return wait === undefined ? begin() : wait.then(begin)
   }
 }

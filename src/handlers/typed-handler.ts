@@ -1,7 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { operations } from '../../generated/openapi.js'
 import type { ApiError } from '../errors/api-errors.js'
-import type { WriteContext } from '../store/outbox.js'
 
 type JsonRequestBody<Operation> =
   Operation extends { requestBody: { content: { 'application/json': infer Body } } } ? Body : undefined
@@ -96,6 +95,3 @@ export type OperationHandler<Operation> = (
 export type OperationHandlers = {
   [OperationId in keyof operations]: OperationHandler<operations[OperationId]>
 }
-
-// What a handler's write to the store carries besides the plant, made from the request's reply.
-export type WriteContextOf = (reply: FastifyReply) => WriteContext

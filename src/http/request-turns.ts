@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http'
+import { unreachable } from '../errors/unreachable.js'
 
 // Pipelined requests take effect in the order they were sent (RFC 9112 §9.3.2), as if each had
 // waited for the answer before it. The app works on up to 16 of a connection's requests at once
@@ -14,7 +15,7 @@ import type { IncomingMessage } from 'node:http'
 // waits for every request before it to be done. A request answered without its handler (a 400,
 // a 401) is done when it is answered.
 export type RequestKind =
-  | 'write' // its handler hands its write to the store's queue, which tells its turn (createPlant, deletePlant)
+  | 'write' // its handler hands its write to the store's queue before its first await (createPlant, deletePlant)
   | 'read' // it changes nothing
   | 'other' // it changes something, in its own time (the webhook endpoints' operations)
 
@@ -29,8 +30,8 @@ export class RequestTurn {
   #waiters: Array<{ readonly kind: RequestKind, readonly resume: () => void }> | undefined
 
   constructor (previous: RequestTurn | undefined) {
-    this.#writesMayGo = previous === undefined || previous.#lets('write')
-    this.#readsMayGo = previous === undefined || previous.#lets('read')
+    this.#writesMayGo = previous === undefined || previous.#letsWritesThrough()
+    this.#readsMayGo = previous === undefined || previous.#letsReadsThrough()
     if (previous !== undefined && !(this.#writesMayGo && this.#readsMayGo)) previous.#next = this
   }
 
@@ -40,15 +41,16 @@ export class RequestTurn {
     return new Promise((resolve) => { (this.#waiters ??= []).push({ kind, resume: resolve }) })
   }
 
-  // The handler has begun: a read lets the reads after it go on.
+  // The handler has run up to its first await. A write's handler has then handed its write to the
+  // store's queue, or never will (refused, or failed first): the writes behind it may go. A read
+  // lets the reads behind it read beside it.
   began (kind: RequestKind): void {
-    if (kind === 'read') this.#update(this.#letsWritesGo, true)
-  }
-
-  // A write is in the store's queue (the store tells it, WriteContext.turn). A write that never
-  // reaches the queue (refused, or failed first) lets the writes behind it go once it is answered.
-  queued (): void {
-    this.#update(true, this.#letsReadsGo)
+    switch (kind) {
+      case 'write': return this.#update(true, this.#letsReadsGo)
+      case 'read': return this.#update(this.#letsWritesGo, true)
+      case 'other': return
+      default: return unreachable(kind)
+    }
   }
 
   // Answered: nothing of this request is left to wait for.
@@ -57,11 +59,20 @@ export class RequestTurn {
   }
 
   #mayGo (kind: RequestKind): boolean {
-    return kind === 'write' ? this.#writesMayGo : kind === 'read' ? this.#readsMayGo : this.#writesMayGo && this.#readsMayGo
+    switch (kind) {
+      case 'write': return this.#writesMayGo
+      case 'read': return this.#readsMayGo
+      case 'other': return this.#writesMayGo && this.#readsMayGo
+      default: return unreachable(kind)
+    }
   }
 
-  #lets (kind: 'write' | 'read'): boolean {
-    return kind === 'write' ? this.#writesMayGo && this.#letsWritesGo : this.#readsMayGo && this.#letsReadsGo
+  #letsWritesThrough (): boolean {
+    return this.#writesMayGo && this.#letsWritesGo
+  }
+
+  #letsReadsThrough (): boolean {
+    return this.#readsMayGo && this.#letsReadsGo
   }
 
   // Tells the requests behind this one, in turn, as far as what they may do changes: a loop, not
@@ -76,8 +87,8 @@ export class RequestTurn {
     let previous = changed
     let turn = changed.#next
     while (turn !== undefined) {
-      const writesMayGo = previous.#lets('write')
-      const readsMayGo = previous.#lets('read')
+      const writesMayGo = previous.#letsWritesThrough()
+      const readsMayGo = previous.#letsReadsThrough()
       // Once a request lets everything after it go on, the next needs to hear no more of it.
       if (writesMayGo && readsMayGo) previous.#next = undefined
       if (writesMayGo === turn.#writesMayGo && readsMayGo === turn.#readsMayGo) return

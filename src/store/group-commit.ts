@@ -1,6 +1,5 @@
 import { setImmediate as nextRoundOfTheEventLoop } from 'node:timers/promises'
 import { performance } from 'node:perf_hooks'
-import { ActiveWriters, type Writer } from './active-writers.js'
 import type { BatchObserver } from './batch-observer.js'
 
 // Commits many callers' writes together: one transaction, and one flush to disk, per batch
@@ -8,12 +7,12 @@ import type { BatchObserver } from './batch-observer.js'
 //
 // A batch starts once the event loop has finished its current round of I/O, so every request
 // read in that round joins it; while creates are still arriving it waits a round more (up to
-// maxGatherRounds), as one flush for more writes costs less than two. While a batch commits,
-// new arrivals wait and form the next one.
-// Batches are taken in arrival order, at most maxBatchSize at a time, so under any load a
-// caller waits behind those who came before it and no one else.
+// maxGatherRounds), as one flush for more writes costs less than two. One batch commits at a
+// time (two or more at once were measured no faster, docs/benchmark.md): new arrivals wait and
+// form the next one, and batches are taken in arrival order, at most maxBatchSize at a time, so
+// under any load a caller waits behind those who came before it and no one else.
 //
-// A write may name its writer (the connection it came on). When more writers, still open, have
+// When more writers (the connections the requests came on, still open: activeWriters) have
 // written in the last moments than writes are waiting, a batch waits a little longer for
 // theirs (up to gatherForWritersMs from when it was scheduled), as PostgreSQL's commit_delay
 // waits for its siblings: at a steady, moderate rate the writes arrive spread out, each event
@@ -31,19 +30,18 @@ import type { BatchObserver } from './batch-observer.js'
 // one raised after the commit.
 export type CommitBatch<Item, Outcome> = (items: readonly Item[]) => Promise<readonly Outcome[]>
 
+// How many writers are active now, counting no further than `limit`: the service counts the
+// connections its write requests came on lately; the store needs no more than the number.
+export type ActiveWriterCount = (limit: number) => number
+
 export interface GroupCommitOptions {
   readonly maxBatchSize: number
-  // How many batches may commit at once: 1 for a single writer (SQLite); more lets a server
-  // that runs transactions side by side (PostgreSQL) take the next batch while one commits.
-  readonly maxBatchesInFlight: number
   // Rounds of the event loop a batch may wait for more writes while they keep arriving.
   readonly maxGatherRounds: number
   // How long a batch may wait, from when it was scheduled, for the writes of other active
-  // writers (above); 0 waits for none.
+  // writers (above); 0, or no activeWriters, waits for none.
   readonly gatherForWritersMs?: number
-  // A writer is active for one to two of these after its last write (10 ms unless given; longer
-  // while the event loop is blocked).
-  readonly activeWriterWindowMs?: number
+  readonly activeWriters?: ActiveWriterCount | undefined
   readonly isolateFailure: (error: unknown) => boolean
   // Told of each transaction: the batch's, or each write's alone when a batch is retried so.
   readonly observer?: BatchObserver | undefined
@@ -59,14 +57,11 @@ interface Waiting<Item, Outcome> {
 
 export class GroupCommit<Item, Outcome> {
   private readonly queue: Array<Waiting<Item, Outcome>> = []
-  private readonly activeWriters: ActiveWriters
   private readonly gatherForWritersMs: number
   // A batch waiting for other writers' writes: how many writes it waits for (the active writers
   // when it began to: counted once, not on each write), and what ends the wait.
   private writersWait: { readonly awaited: number, readonly timer: NodeJS.Timeout, readonly start: () => void } | undefined
-  private batchesInFlight = 0
-  // The writes of the batches committing: their writers cannot write again before they are answered.
-  private writesInFlight = 0
+  private committing = false
   private batchScheduled = false
   private readonly idleWaiters: Array<() => void> = []
 
@@ -74,15 +69,16 @@ export class GroupCommit<Item, Outcome> {
     private readonly commitBatch: CommitBatch<Item, Outcome>,
     private readonly options: GroupCommitOptions
   ) {
-    if (options.maxBatchSize < 1 || options.maxBatchesInFlight < 1 || options.maxGatherRounds < 1) {
-      throw new RangeError('batch size, batches in flight and gather rounds must be at least 1')
+    if (options.maxBatchSize < 1 || options.maxGatherRounds < 1) {
+      throw new RangeError('batch size and gather rounds must be at least 1')
     }
-    this.activeWriters = new ActiveWriters(options.activeWriterWindowMs ?? 10)
     this.gatherForWritersMs = options.gatherForWritersMs ?? 0
   }
 
-  submit (item: Item, writer?: Writer): Promise<Outcome> {
-    if (writer !== undefined && this.gatherForWritersMs > 0) this.activeWriters.wrote(writer, performance.now())
+  // The write joins the queue at once, inside this call: a caller that submits writes in order
+  // has them committed in that order (the order of pipelined requests rests on it,
+  // src/http/request-turns.ts).
+  submit (item: Item): Promise<Outcome> {
     const observed = observeSafely(() => this.options.observer?.writeQueued?.())
     return new Promise<Outcome>((resolve, reject) => {
       this.queue.push({ item, observed, resolve, reject })
@@ -96,12 +92,12 @@ export class GroupCommit<Item, Outcome> {
 
   // Resolves once nothing is queued or committing.
   async idle (): Promise<void> {
-    if (this.queue.length === 0 && this.batchesInFlight === 0) return
+    if (this.queue.length === 0 && !this.committing) return
     await new Promise<void>((resolve) => this.idleWaiters.push(resolve))
   }
 
   private scheduleBatch (): void {
-    if (this.batchScheduled || this.queue.length === 0 || this.batchesInFlight >= this.options.maxBatchesInFlight) return
+    if (this.batchScheduled || this.queue.length === 0 || this.committing) return
     this.batchScheduled = true
     const scheduledAt = performance.now()
     let roundsLeft = this.options.maxGatherRounds
@@ -131,37 +127,33 @@ export class GroupCommit<Item, Outcome> {
     setImmediate(startOrGather)
   }
 
-  // The writes, queued or committing, that leave no active writer to wait for: one per active
-  // writer, counted no further than a full batch beyond those committing (none when batches
-  // wait for no writer).
+  // The writes queued that leave no active writer to wait for: one per active writer, counted no
+  // further than a full batch (none when batches wait for no writer).
   private awaitedWrites (): number {
-    if (this.gatherForWritersMs <= 0) return 0
-    return this.activeWriters.countUpTo(this.options.maxBatchSize + this.writesInFlight, performance.now())
+    const { activeWriters, maxBatchSize } = this.options
+    if (activeWriters === undefined || this.gatherForWritersMs <= 0) return 0
+    return activeWriters(maxBatchSize)
   }
 
-  // Whether the writes queued and committing are as many as `awaited`.
   private holdsEveryWrite (awaited: number): boolean {
-    return this.queue.length + this.writesInFlight >= awaited
+    return this.queue.length >= awaited
   }
 
   // Never rejects: whatever goes wrong, every caller of the batch is answered.
   private async runBatch (): Promise<void> {
-    if (this.queue.length === 0 || this.batchesInFlight >= this.options.maxBatchesInFlight) return
+    if (this.queue.length === 0 || this.committing) return
     const batch = this.queue.splice(0, this.options.maxBatchSize)
-    this.batchesInFlight++
-    this.writesInFlight += batch.length
-    // More may be waiting than one batch takes, and another batch may start beside this one.
-    this.scheduleBatch()
+    this.committing = true
     try {
       await this.commit(batch)
     } catch (error) {
       // Settling a promise twice does nothing, so only callers still waiting get this.
       for (const waiting of batch) waiting.reject(error)
     } finally {
-      this.batchesInFlight--
-      this.writesInFlight -= batch.length
+      // More may be waiting than one batch takes, or have arrived while it committed.
+      this.committing = false
       this.scheduleBatch()
-      if (this.queue.length === 0 && this.batchesInFlight === 0) {
+      if (this.queue.length === 0) {
         for (const resolve of this.idleWaiters.splice(0)) resolve()
       }
     }

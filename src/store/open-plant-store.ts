@@ -1,4 +1,5 @@
 import type { BatchObserver, StoreBackend } from './batch-observer.js'
+import type { ActiveWriterCount } from './group-commit.js'
 import type { PlantStore } from './plant-store.js'
 import { PostgresPlantStore } from './postgres/postgres-plant-store.js'
 import { backgroundFailureConsequence, SqlitePlantStore } from './sqlite/sqlite-plant-store.js'
@@ -17,17 +18,20 @@ export type ObserveBatches = (backend: StoreBackend) => BatchObserver | undefine
 
 // DATABASE_URL picks the backend: `sqlite:<path>` is a SQLite file, relative to the working
 // directory; `postgres://` or `postgresql://` is a PostgreSQL database. The config schema has
-// already refused any other form.
+// already refused any other form. activeWriters: the writers whose next writes a batch may wait
+// a moment for (src/store/group-commit.ts); the service counts the connections that write.
 export async function openPlantStore (
   settings: PlantStoreSettings,
   logger: PlantStoreLogger,
-  observeBatches: ObserveBatches = () => undefined
+  observeBatches: ObserveBatches = () => undefined,
+  activeWriters?: ActiveWriterCount
 ): Promise<PlantStore> {
   const { DATABASE_URL: databaseUrl } = settings
   if (databaseUrl.startsWith('sqlite:')) {
     return SqlitePlantStore.open({
       filename: databaseUrl.slice('sqlite:'.length),
       batchObserver: observeBatches('sqlite'),
+      activeWriters,
       onBackgroundFailure: (error) => logger.warn({ err: error }, `the SQLite background thread failed: ${backgroundFailureConsequence}`),
     })
   }
@@ -38,6 +42,7 @@ export async function openPlantStore (
       onIdleConnectionError: (error) => logger.warn({ err: error }, 'an idle PostgreSQL connection failed and was dropped'),
       onConnectionRefused: oncePerMinute((error) => logger.warn({ err: error }, 'PostgreSQL refused a connection: requests get a 503 until it takes them again')),
       batchObserver: observeBatches('postgres'),
+      activeWriters,
     })
   }
   throw new Error('unsupported DATABASE_URL')

@@ -1,4 +1,3 @@
-import type { Writer } from './active-writers.js'
 import { type PlantRow, plantWithId } from './plant-row.js'
 
 // A change the store commits that a webhook may tell of (openapi.yaml's `x-sent-when`).
@@ -48,20 +47,4 @@ export function messageBody (event: string, committedAt: number, plant: PlantRow
 // hex digits, as every message id.
 export function bundledMessageId (prefix: string, index: number): string {
   return `msg_${prefix}${index.toString(16).padStart(8, '0')}`
-}
-
-// What a write carries besides the plant: the trace of the request that made it, sent on with
-// its webhooks; the connection it came on, whose writes a batch may wait for
-// (src/store/group-commit.ts); and the request's turn among those pipelined on that connection
-// (src/http/request-turns.ts), told once the write is in the store's queue.
-export interface WriteContext {
-  readonly traceparent?: string | undefined
-  readonly writer?: Writer | undefined
-  readonly turn?: QueuedWriteTurn | undefined
-}
-
-// Told once, when the write's place in the order of writes is fixed (it is in the store's queue):
-// the writes pipelined behind it may then be queued too. It must not throw.
-export interface QueuedWriteTurn {
-  queued: () => void
 }

@@ -1,7 +1,7 @@
 import type { ApiTokenStore } from './api-token-store.js'
 import type { MigrationReport } from './migration-runner.js'
 import type { PlantRow } from './plant-row.js'
-import type { Outbox, WriteContext } from './outbox.js'
+import type { Outbox } from './outbox.js'
 import type { WebhookStore } from './webhook-store.js'
 
 export { type PlantRow, plantWithId } from './plant-row.js'
@@ -10,6 +10,12 @@ export interface CreatePlantOutcome {
   readonly plant: PlantRow
   // false when the same plant was already stored: a safe retry that stored nothing new.
   readonly created: boolean
+}
+
+// What a write carries besides the plant: the trace of the request that made it, which its
+// webhooks link to.
+export interface WriteContext {
+  readonly traceparent?: string | undefined
 }
 
 export interface PlantPage {
@@ -34,8 +40,9 @@ export interface PlantStore {
   // the id is taken by a plant with another document, and with StoreUnavailableError when the
   // backend cannot be reached for now.
   // The webhooks' messages of the change are written in the same transaction (useOutbox).
-  // context.turn is told once the write is in the store's queue, before the first await
-  // (BatchedWrites does it): a pipelined write behind it waits for that, and no longer.
+  // The write is in the store's queue when the call returns, before anything is awaited, so
+  // writes are committed in the order of the calls: pipelined requests rely on it
+  // (src/http/request-turns.ts).
   createPlant (plant: PlantRow, context?: WriteContext): Promise<CreatePlantOutcome>
   // The plant stored under the id, or undefined when there is none. Rejects with
   // StoreUnavailableError when the backend cannot be reached for now.
@@ -44,7 +51,7 @@ export interface PlantStore {
   // so a page costs the same wherever it starts), and whether more follow.
   listPlants (after: bigint | undefined, limit: number): Promise<PlantPage>
   // Deletes the plant, durably, in the order of the creates and deletes the store received:
-  // true when there was one, false when no plant had the id. context.turn as for createPlant.
+  // true when there was one, false when no plant had the id. Queued as createPlant is.
   deletePlant (id: bigint, context?: WriteContext): Promise<boolean>
   // Where the messages of the changes committed from now on come from (none until called).
   useOutbox (outbox: Outbox): void

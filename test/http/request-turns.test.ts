@@ -14,16 +14,17 @@ t.test('a request alone on its connection, or behind requests answered, goes at 
   for (const kind of ['write', 'read', 'other'] as const) t.ok(goesAtOnce(second, kind), `${kind} behind one answered`)
 })
 
+// A write's handler begins by handing its write to the store's queue: once it has run up to its
+// first await (began), the write is queued.
 t.test('a write goes once the write before it is queued; a read and anything else once it is done', async (t) => {
   const write = new RequestTurn(undefined)
-  write.began('write')
   const behind = new RequestTurn(write)
   t.notOk(goesAtOnce(behind, 'write'), 'a write waits while the write before it is not queued')
   const order: string[] = []
   const writeGoes = behind.waitFor('write')!.then(() => order.push('write'))
   const readGoes = behind.waitFor('read')!.then(() => order.push('read'))
   const otherGoes = behind.waitFor('other')!.then(() => order.push('other'))
-  write.queued()
+  write.began('write')
   await writeGoes
   t.same(order, ['write'], 'queued: the write goes, the read and the other wait')
   write.done()
@@ -44,12 +45,11 @@ t.test('a read goes once the read before it has begun; a write once it is done',
 
 t.test('what a request waits for passes through the requests between, answered or not', async (t) => {
   const write = new RequestTurn(undefined)
-  write.began('write')
   const refused = new RequestTurn(write) // answered without its handler: a 400, say
   const read = new RequestTurn(refused)
   refused.done()
   t.notOk(goesAtOnce(read, 'read'), 'a read waits for a write two requests before it')
-  write.queued()
+  write.began('write')
   t.notOk(goesAtOnce(read, 'read'), 'queued is not done')
   const readGoes = read.waitFor('read')
   write.done()

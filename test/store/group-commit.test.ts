@@ -1,16 +1,19 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
+import { ActiveWriters, type Writer } from '../../src/http/active-writers.js'
 import { GroupCommit } from '../../src/store/group-commit.js'
 
 // The batching alone, with a commit function that records what it was given: which writes
-// share a batch, in which order, and what each caller is told.
+// share a batch, in which order, and what each caller is told. Its active writers are counted
+// as the request path counts them.
 function recordingGroupCommit (options: {
-  maxBatchSize?: number, maxBatchesInFlight?: number, maxGatherRounds?: number, gatherForWritersMs?: number, activeWriterWindowMs?: number, commitMs?: number
+  maxBatchSize?: number, maxGatherRounds?: number, gatherForWritersMs?: number, activeWriterWindowMs?: number, commitMs?: number
 } = {}) {
   const batches: number[][] = []
   const failNext: unknown[] = []
   let committing = 0
   let mostAtOnce = 0
+  const writers = new ActiveWriters(options.activeWriterWindowMs ?? 10)
   const groupCommit = new GroupCommit<number, string>(async (items) => {
     batches.push([...items])
     committing++
@@ -26,13 +29,17 @@ function recordingGroupCommit (options: {
     }
   }, {
     maxBatchSize: options.maxBatchSize ?? 100,
-    maxBatchesInFlight: options.maxBatchesInFlight ?? 1,
     maxGatherRounds: options.maxGatherRounds ?? 1,
     gatherForWritersMs: options.gatherForWritersMs ?? 0,
-    activeWriterWindowMs: options.activeWriterWindowMs ?? 10,
+    activeWriters: writers.countNow,
     isolateFailure: (error) => error instanceof Error && error.message === 'write -1 is refused',
   })
-  return { groupCommit, batches, failNext, mostAtOnce: () => mostAtOnce }
+  // A write of a request that came on the writer's connection.
+  const submitFrom = (writer: Writer, item: number): Promise<string> => {
+    writers.wrote(writer)
+    return groupCommit.submit(item)
+  }
+  return { groupCommit, submitFrom, batches, failNext, mostAtOnce: () => mostAtOnce }
 }
 
 const range = (from: number, count: number): number[] => Array.from({ length: count }, (_, index) => from + index)
@@ -74,66 +81,55 @@ t.test('a batch waits a moment for the writes of other connections writing, and 
   // Wide enough that a busy machine's pauses between these steps do not end a writer's activity.
   const gatherForWritersMs = 300
   const activeWriterWindowMs = 200
-  const { groupCommit, batches } = recordingGroupCommit({ gatherForWritersMs, activeWriterWindowMs, commitMs: 1 })
+  const { groupCommit, submitFrom, batches } = recordingGroupCommit({ gatherForWritersMs, activeWriterWindowMs, commitMs: 1 })
   const first = { destroyed: false }
   const second = { destroyed: false }
 
-  const lone = groupCommit.submit(1, first)
+  const lone = submitFrom(first, 1)
   await rounds(5)
   t.same(batches, [[1]], "a lone writer's write is committed without waiting")
   await lone
 
   // Both write: from now on each waits for the other, until the other's write comes.
-  await Promise.all([groupCommit.submit(2, first), groupCommit.submit(3, second)])
-  const waiting = groupCommit.submit(4, first)
+  await Promise.all([submitFrom(first, 2), submitFrom(second, 3)])
+  const waiting = submitFrom(first, 4)
   await rounds(5)
   t.same(batches, [[1], [2, 3]], 'a write waits while another writer is writing')
   const unnamed = groupCommit.submit(5)
   await rounds(5)
-  t.same(batches, [[1], [2, 3], [4, 5]], 'a write that names no writer counts among those waiting: the batch starts')
+  t.same(batches, [[1], [2, 3], [4, 5]], 'a write of no connection counts among those waiting: the batch starts')
   await Promise.all([waiting, unnamed])
-  const waitingAgain = groupCommit.submit(6, first)
+  const waitingAgain = submitFrom(first, 6)
   await rounds(5)
   t.same(batches.at(-1), [4, 5], 'a write waits again for the other writer')
-  const joined = groupCommit.submit(7, second)
+  const joined = submitFrom(second, 7)
   await rounds(5)
   t.same(batches.at(-1), [6, 7], "the batch starts as soon as the other writer's write has come")
   await Promise.all([waitingAgain, joined])
 
   // The other writer writes no more: the wait ends after gatherForWritersMs.
   const started = performance.now()
-  await groupCommit.submit(8, first)
+  await submitFrom(first, 8)
   t.ok(performance.now() - started >= gatherForWritersMs - 5, 'a write waits for a writer that writes no more, for a moment only')
   t.same(batches.at(-1), [8])
 
   // A writer whose connection has closed is not waited for.
-  await groupCommit.submit(9, second)
+  await submitFrom(second, 9)
   second.destroyed = true
-  const afterClose = groupCommit.submit(10, first)
+  const afterClose = submitFrom(first, 10)
   await rounds(5)
   t.same(batches.at(-1), [10], 'a closed connection is not waited for')
   await afterClose
 
   // A writer that has not written for two windows is no longer waited for.
   const third = { destroyed: false }
-  await groupCommit.submit(11, third)
+  await submitFrom(third, 11)
   await sleep(2 * activeWriterWindowMs + 50)
-  const alone = groupCommit.submit(12, first)
+  const alone = submitFrom(first, 12)
   await rounds(5)
   t.same(batches.at(-1), [12], 'once the other writer has been quiet, a write is committed without waiting')
   await alone
   await groupCommit.idle()
-})
-
-t.test('writes of a batch still committing count as waiting: their writers cannot write again before their answers', async (t) => {
-  const { groupCommit, batches } = recordingGroupCommit({ maxBatchesInFlight: 2, gatherForWritersMs: 300, activeWriterWindowMs: 1000, commitMs: 200 })
-  const writers = [{ destroyed: false }, { destroyed: false }, { destroyed: false }]
-  const committing = [groupCommit.submit(1, writers[0]), groupCommit.submit(2, writers[1])]
-  while (batches.length === 0) await new Promise((resolve) => setImmediate(resolve))
-  const third = groupCommit.submit(3, writers[2])
-  await rounds(5)
-  t.same(batches, [[1, 2], [3]], 'the third writer\'s write starts a batch beside the one committing, without waiting')
-  await Promise.all([...committing, third])
 })
 
 t.test('a caller is answered only once its batch has committed', async (t) => {
@@ -181,7 +177,7 @@ t.test('a failure that may be one write\'s own is isolated: its neighbours get t
 t.test('a commit that answers for the wrong number of writes fails them all, and is not retried', async (t) => {
   let commits = 0
   const groupCommit = new GroupCommit<number, string>(async () => { commits++; return ['only one'] },
-    { maxBatchSize: 10, maxBatchesInFlight: 1, maxGatherRounds: 1, isolateFailure: () => true })
+    { maxBatchSize: 10, maxGatherRounds: 1, isolateFailure: () => true })
   const results = await Promise.allSettled([1, 2].map((item) => groupCommit.submit(item)))
   t.ok(results.every((result) => result.status === 'rejected'))
   t.equal(commits, 1, 'a batch that committed is never committed again')
@@ -196,7 +192,7 @@ t.test('when retrying one by one meets a failure of the store, the writes left g
     if (items[0] === 2) throw new Error('write 2 is refused')
     if (items[0] === 3) throw outage
     return items.map((item) => `committed ${item}`)
-  }, { maxBatchSize: 10, maxBatchesInFlight: 1, maxGatherRounds: 1, isolateFailure: (error) => error !== outage })
+  }, { maxBatchSize: 10, maxGatherRounds: 1, isolateFailure: (error) => error !== outage })
   const results = await Promise.allSettled([1, 2, 3, 4, 5].map((item) => groupCommit.submit(item)))
   t.same(results.map((result) => result.status === 'fulfilled' ? result.value : (result.reason as Error).message),
     ['committed 1', 'write 2 is refused', 'the disk is full', 'the disk is full', 'the disk is full'])
@@ -206,7 +202,6 @@ t.test('when retrying one by one meets a failure of the store, the writes left g
 t.test('whatever throws while a failure is handled, every caller is answered and nothing is left unhandled', async (t) => {
   const groupCommit = new GroupCommit<number, string>(async () => { throw new Error('failed') }, {
     maxBatchSize: 10,
-    maxBatchesInFlight: 1,
     maxGatherRounds: 1,
     isolateFailure: () => { throw new Error('the failure could not be judged') },
   })
@@ -216,10 +211,11 @@ t.test('whatever throws while a failure is handled, every caller is answered and
   await groupCommit.idle()
 })
 
-t.test('several batches may commit at once when allowed, and never more', async (t) => {
-  const { groupCommit, mostAtOnce } = recordingGroupCommit({ maxBatchSize: 2, maxBatchesInFlight: 3, commitMs: 50 })
+t.test('one batch commits at a time, however many wait', async (t) => {
+  const { groupCommit, batches, mostAtOnce } = recordingGroupCommit({ maxBatchSize: 2, commitMs: 20 })
   await Promise.all(range(1, 20).map((item) => groupCommit.submit(item)))
-  t.equal(mostAtOnce(), 3)
+  t.equal(batches.length, 10)
+  t.equal(mostAtOnce(), 1)
 })
 
 t.test('idle() waits for queued and committing writes', async (t) => {
@@ -238,7 +234,6 @@ t.test('an observer that throws changes nothing of what a batch comes to: each w
     return items.map((item) => `committed ${item}`)
   }, {
     maxBatchSize: 100,
-    maxBatchesInFlight: 1,
     maxGatherRounds: 1,
     isolateFailure: () => true,
     observer: {

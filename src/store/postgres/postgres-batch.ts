@@ -1,4 +1,5 @@
 import pg from 'pg'
+import { unreachable } from '../../errors/unreachable.js'
 import { canonicalJson } from '../../json/canonical-json.js'
 import { parseJsonExactly } from '../../json/parse-json-exactly.js'
 import { compareWithStored, idOf, type PlantWrite, type WriteResult } from '../batched-writes.js'
@@ -37,20 +38,19 @@ const deletePlants = 'DELETE FROM plants WHERE id = ANY($1::bigint[]) RETURNING 
 const maxInsertTries = 3
 
 // A batch of creates alone is one insert, in autocommit: durable once it returns, with the
-// webhooks' messages of the plants it inserted when it owes any. A batch with deletes is one
-// transaction, in which the writes of each id run in arrival order: the ids that are only
-// created share one insert, those only deleted once share one delete, and an id with both runs
-// its writes one by one. Writes of different ids are independent, so their order between groups
+// webhooks' messages of the plants it inserted when it owes any. Any other batch is one
+// transaction, in which the writes of each id run in arrival order: the ids created once share
+// one insert, those deleted once share one delete, and an id written more than once runs its
+// writes one by one. Writes of different ids are independent, so their order between groups
 // does not matter. The webhooks' messages of what it created and deleted are written last, in
 // the same transaction.
 export async function commitWrites (pool: pg.Pool, writes: readonly PlantWrite[], outbox: Outbox): Promise<WriteResult[]> {
-  const onlyCreates = writes.every((write) => write.kind === 'create')
-  if (onlyCreates && !outbox.wants('plant-created')) return insertOrCompare(pool, writes.map(plantOf))
+  const plants = plantsIfOnlyCreates(writes)
+  if (plants !== undefined && !outbox.wants('plant-created')) return insertOrCompare(pool, plants)
   const committedAt = Date.now()
-  if (onlyCreates) {
+  if (plants !== undefined) {
     // The trace of the first write of a plant: the one whose create can store it.
     const traceparents = new Map<PlantRow, string | undefined>()
-    const plants = writes.map(plantOf)
     writes.forEach((write, index) => { if (!traceparents.has(plants[index]!)) traceparents.set(plants[index]!, write.context?.traceparent) })
     return insertOrCompare(pool, plants, {
       webhooks: outbox.webhooksOf('plant-created'),
@@ -62,31 +62,41 @@ export async function commitWrites (pool: pg.Pool, writes: readonly PlantWrite[]
   return marked(() => inTransaction(pool, async (client) => {
     const results: WriteResult[] = []
     const deletedDocuments = new Map<string, string>()
-    const byId = new Map<bigint, number[]>()
-    writes.forEach((write, index) => byId.set(idOf(write), [...(byId.get(idOf(write)) ?? []), index]))
-    const onlyCreated: number[] = []
-    const deletedOnce: number[] = []
-    const mixed: number[][] = []
-    for (const indexes of byId.values()) {
-      if (indexes.every((index) => writes[index]!.kind === 'create')) onlyCreated.push(...indexes)
-      else if (indexes.length === 1) deletedOnce.push(indexes[0]!)
-      else mixed.push(indexes)
-    }
-    const created = await insertOrCompare(client, onlyCreated.map((index) => plantOf(writes[index]!)))
-    onlyCreated.forEach((index, position) => { results[index] = created[position]! })
-    const deleted = await deleteAll(client, deletedOnce.map((index) => idOf(writes[index]!)), deletedDocuments)
-    deletedOnce.forEach((index, position) => { results[index] = deleted[position]! })
-    const messages: OutboxMessage[] = []
-    for (const indexes of mixed) {
-      for (const index of indexes) {
-        results[index] = await commitOne(client, writes[index]!, deletedDocuments)
-        // Told at once: a later delete of the id in the batch replaces the document it removed.
-        messages.push(...messagesOf(outbox, writes[index]!, results[index]!, deletedDocuments, committedAt))
-      }
-    }
-    const mixedIndexes = new Set(mixed.flat())
+    const writesOfId = new Map<bigint, number>()
+    for (const write of writes) writesOfId.set(idOf(write), (writesOfId.get(idOf(write)) ?? 0) + 1)
+    const creates = { indexes: [] as number[], plants: [] as PlantRow[] }
+    const deletes = { indexes: [] as number[], ids: [] as bigint[] }
+    const oneByOne: number[] = []
     writes.forEach((write, index) => {
-      if (!mixedIndexes.has(index)) messages.push(...messagesOf(outbox, write, results[index]!, deletedDocuments, committedAt))
+      if (writesOfId.get(idOf(write))! > 1) {
+        oneByOne.push(index)
+        return
+      }
+      switch (write.kind) {
+        case 'create':
+          creates.indexes.push(index)
+          creates.plants.push(write.plant)
+          return
+        case 'delete':
+          deletes.indexes.push(index)
+          deletes.ids.push(write.id)
+          return
+        default: return unreachable(write)
+      }
+    })
+    const created = await insertOrCompare(client, creates.plants)
+    creates.indexes.forEach((index, position) => { results[index] = created[position]! })
+    const deleted = await deleteAll(client, deletes.ids, deletedDocuments)
+    deletes.indexes.forEach((index, position) => { results[index] = deleted[position]! })
+    const messages: OutboxMessage[] = []
+    for (const index of oneByOne) {
+      results[index] = await commitOne(client, writes[index]!, deletedDocuments)
+      // Told at once: a later delete of the id in the batch replaces the document it removed.
+      messages.push(...messagesOf(outbox, writes[index]!, results[index]!, deletedDocuments, committedAt))
+    }
+    const toldAlready = new Set(oneByOne)
+    writes.forEach((write, index) => {
+      if (!toldAlready.has(index)) messages.push(...messagesOf(outbox, write, results[index]!, deletedDocuments, committedAt))
     })
     await writeMessages(client, messages, committedAt)
     return results
@@ -98,12 +108,16 @@ function messagesOf (
   outbox: Outbox, write: PlantWrite, result: WriteResult, deletedDocuments: ReadonlyMap<string, string>, committedAt: number
 ): readonly OutboxMessage[] {
   const traceparent = write.context?.traceparent
-  if (write.kind === 'create') {
-    return result === 'created' ? outbox.messagesOf('plant-created', write.plant, committedAt, traceparent) : []
+  switch (write.kind) {
+    case 'create':
+      return result === 'created' ? outbox.messagesOf('plant-created', write.plant, committedAt, traceparent) : []
+    case 'delete': {
+      const document = deletedDocuments.get(write.id.toString())
+      if (result !== 'deleted' || document === undefined) return []
+      return outbox.messagesOf('plant-deleted', { id: write.id, document: canonicalJson(parseJsonExactly(document)) }, committedAt, traceparent)
+    }
+    default: return unreachable(write)
   }
-  const document = deletedDocuments.get(write.id.toString())
-  if (result !== 'deleted' || document === undefined) return []
-  return outbox.messagesOf('plant-deleted', { id: write.id, document: canonicalJson(parseJsonExactly(document)) }, committedAt, traceparent)
 }
 
 // The first create of each id goes into the insert; a later create of the same id in the batch
@@ -160,8 +174,11 @@ async function deleteAll (client: Queryable, ids: readonly bigint[], deletedDocu
 
 // One write alone, inside the batch's transaction, after the writes of its id before it.
 async function commitOne (client: Queryable, write: PlantWrite, deletedDocuments: Map<string, string>): Promise<WriteResult> {
-  if (write.kind === 'delete') return (await deleteAll(client, [write.id], deletedDocuments))[0]!
-  return (await insertOrCompare(client, [write.plant]))[0]!
+  switch (write.kind) {
+    case 'create': return (await insertOrCompare(client, [write.plant]))[0]!
+    case 'delete': return (await deleteAll(client, [write.id], deletedDocuments))[0]!
+    default: return unreachable(write)
+  }
 }
 
 // A client taken from the pool has no error listener of the pool's while it is out: the loss of
@@ -201,7 +218,17 @@ async function marked<T> (statements: () => Promise<T>): Promise<T> {
   }
 }
 
-function plantOf (write: PlantWrite): PlantRow {
-  if (write.kind !== 'create') throw new Error('not a create')
-  return write.plant
+// The plants of a batch of creates alone; undefined for a batch with any other write.
+function plantsIfOnlyCreates (writes: readonly PlantWrite[]): PlantRow[] | undefined {
+  const plants: PlantRow[] = []
+  for (const write of writes) {
+    switch (write.kind) {
+      case 'create':
+        plants.push(write.plant)
+        break
+      case 'delete': return undefined
+      default: return unreachable(write)
+    }
+  }
+  return plants
 }

@@ -9,8 +9,9 @@ import type { BatchObserver } from '../batch-observer.js'
 import { BatchedReads } from '../batched-reads.js'
 import { BatchedWrites } from '../batched-writes.js'
 import { applyMigrations, type MigrationReport } from '../migration-runner.js'
-import { noOutbox, type Outbox, type WriteContext } from '../outbox.js'
-import type { CreatePlantOutcome, PlantPage, PlantRow, PlantStore } from '../plant-store.js'
+import type { ActiveWriterCount } from '../group-commit.js'
+import { noOutbox, type Outbox } from '../outbox.js'
+import type { CreatePlantOutcome, PlantPage, PlantRow, PlantStore, WriteContext } from '../plant-store.js'
 import type { WebhookStore } from '../webhook-store.js'
 import { StoreUnavailableError, translateStoreError } from '../store-errors.js'
 import { PostgresApiTokenStore } from './postgres-api-token-store.js'
@@ -35,6 +36,8 @@ export interface PostgresPlantStoreOptions {
   // After start-up, the server refused a connection (its error says why); the request gets a 503.
   readonly onConnectionRefused?: (error: Error) => void
   readonly batchObserver?: BatchObserver | undefined
+  // The writers whose next writes a batch may wait a moment for (src/store/group-commit.ts).
+  readonly activeWriters?: ActiveWriterCount | undefined
 }
 
 // The plants of a batch of getPlant reads. Sent unnamed, for the reason selectDocuments in
@@ -87,7 +90,7 @@ export class PostgresPlantStore implements PlantStore {
   }
 
   private constructor ({
-    connectionString, poolSize, connectTimeoutMs = 2000, statementTimeoutMs = 5000, onIdleConnectionError, onConnectionRefused, batchObserver,
+    connectionString, poolSize, connectTimeoutMs = 2000, statementTimeoutMs = 5000, onIdleConnectionError, onConnectionRefused, batchObserver, activeWriters,
   }: PostgresPlantStoreOptions) {
     this.onConnectionRefused = onConnectionRefused
     this.description = `PostgreSQL ${withoutPassword(connectionString)}`
@@ -113,7 +116,8 @@ export class PostgresPlantStore implements PlantStore {
       async (writes) => this.translateErrors(() => this.onMigratedTables(async () => commitWrites(this.pool, writes, this.outbox))),
       isRefusedByBatchStatement,
       () => this.outbox,
-      batchObserver
+      batchObserver,
+      activeWriters
     )
     this.apiTokens = new PostgresApiTokenStore(async (query) => this.runQuery(query))
     this.webhooks = new PostgresWebhookStore(async (query) => this.runQuery(query))

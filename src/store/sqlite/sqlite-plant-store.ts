@@ -1,12 +1,14 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
+import { unreachable } from '../../errors/unreachable.js'
 import type { ApiTokenStore } from '../api-token-store.js'
 import type { BatchObserver } from '../batch-observer.js'
 import { BatchedReads } from '../batched-reads.js'
 import { BatchedWrites, compareWithStored, type PlantWrite, type WriteResult } from '../batched-writes.js'
 import { applyMigrations, type MigrationReport } from '../migration-runner.js'
-import { noOutbox, type Outbox, type PlantChange, type WriteContext } from '../outbox.js'
-import type { CreatePlantOutcome, PlantPage, PlantRow, PlantStore } from '../plant-store.js'
+import type { ActiveWriterCount } from '../group-commit.js'
+import { noOutbox, type Outbox, type PlantChange } from '../outbox.js'
+import type { CreatePlantOutcome, PlantPage, PlantRow, PlantStore, WriteContext } from '../plant-store.js'
 import type { WebhookStore } from '../webhook-store.js'
 import { StoreUnavailableError, translateStoreError } from '../store-errors.js'
 import { type BatchChanges, MessageBundles } from './message-bundles.js'
@@ -22,6 +24,8 @@ export interface SqlitePlantStoreOptions {
   // wait blocks the event loop (SQLite sleeps in the calling thread), so it is kept short.
   readonly busyTimeoutMs?: number
   readonly batchObserver?: BatchObserver | undefined
+  // The writers whose next writes a batch may wait a moment for (src/store/group-commit.ts).
+  readonly activeWriters?: ActiveWriterCount | undefined
   // Told when the background connection's thread fails (checkpoints, and counts of the outbox).
   readonly onBackgroundFailure?: (error: unknown) => void
   // How much a step of the sweep of deleted endpoints' messages deletes (tests set their own).
@@ -63,27 +67,28 @@ async function openDatabase (filename: string, busyTimeoutMs: number): Promise<{
 export class SqlitePlantStore implements PlantStore {
   readonly apiTokens: ApiTokenStore
   readonly webhooks: WebhookStore
+  readonly description: string
   private outbox: Outbox = noOutbox
   private readonly writes: BatchedWrites
   private readonly readMigrationVersion: () => unknown
   private readonly reads: BatchedReads<bigint, string | undefined>
   private readonly readPage: (after: bigint | undefined, count: number) => PlantRow[]
 
-  static async open ({ filename, busyTimeoutMs = 250, batchObserver, onBackgroundFailure, sweepStep }: SqlitePlantStoreOptions): Promise<SqlitePlantStore> {
+  static async open (options: SqlitePlantStoreOptions): Promise<SqlitePlantStore> {
+    const { filename, busyTimeoutMs = 250, onBackgroundFailure } = options
     const { database, migrations } = await openDatabase(filename, busyTimeoutMs)
     database.pragma(`wal_autocheckpoint = ${safetyNetCheckpointPages}`)
     const background = BackgroundConnection.start(filename, checkpointEveryMs, onBackgroundFailure)
-    return new SqlitePlantStore(database, background, migrations, `SQLite file ${filename}`, batchObserver, sweepStep)
+    return new SqlitePlantStore(database, background, migrations, options)
   }
 
   private constructor (
     private readonly database: Database,
     private readonly background: BackgroundConnection,
     readonly migrationsAtOpen: MigrationReport,
-    readonly description: string,
-    batchObserver: BatchObserver | undefined,
-    sweepStep: SweepStep | undefined
+    { filename, batchObserver, activeWriters, sweepStep }: SqlitePlantStoreOptions
   ) {
+    this.description = `SQLite file ${filename}`
     const insert = database.prepare('INSERT INTO plants (id, document) VALUES (?, ?) ON CONFLICT (id) DO NOTHING')
     const remove = database.prepare<[bigint], string>('DELETE FROM plants WHERE id = ? RETURNING document').pluck()
     // The webhooks' messages of the batch's changes, written as bundles at its end.
@@ -101,17 +106,21 @@ export class SqlitePlantStore implements PlantStore {
     // this process or another on the same file, and a failure leaves none of it written.
     // The webhooks' messages of a change are written with it, in the batch's transaction.
     const commitWrite = (write: PlantWrite, batch: BatchChanges): WriteResult => {
-      if (write.kind === 'delete') {
-        const document = remove.get(write.id)
-        if (document === undefined) return 'absent'
-        recordChange(batch, 'plant-deleted', { id: write.id, document }, write.context)
-        return 'deleted'
+      switch (write.kind) {
+        case 'create':
+          if (insert.run(write.plant.id, write.plant.document).changes === 1) {
+            recordChange(batch, 'plant-created', write.plant, write.context)
+            return 'created'
+          }
+          return compareWithStored(write.plant, selectDocument.get(write.plant.id))
+        case 'delete': {
+          const document = remove.get(write.id)
+          if (document === undefined) return 'absent'
+          recordChange(batch, 'plant-deleted', { id: write.id, document }, write.context)
+          return 'deleted'
+        }
+        default: return unreachable(write)
       }
-      if (insert.run(write.plant.id, write.plant.document).changes === 1) {
-        recordChange(batch, 'plant-created', write.plant, write.context)
-        return 'created'
-      }
-      return compareWithStored(write.plant, selectDocument.get(write.plant.id))
     }
     // A batch of one is read alone; more share one read transaction, so one snapshot.
     const readDocuments = database.transaction((ids: readonly bigint[]) => ids.map((id) => selectDocument.get(id)))
@@ -134,7 +143,7 @@ export class SqlitePlantStore implements PlantStore {
       // inside it: nothing committed, nothing flushed.
       if (database.inTransaction) throw new StoreUnavailableError(1)
       return commitWrites.immediate(writes)
-    }), (error) => !(error instanceof StoreUnavailableError), () => this.outbox, batchObserver)
+    }), (error) => !(error instanceof StoreUnavailableError), () => this.outbox, batchObserver, activeWriters)
     // Ready means able to write: take the write lock (as a create would) and read the file.
     const migrationVersion = database.prepare('SELECT max(version) FROM schema_migrations').pluck()
     const readUnderWriteLock = database.transaction(() => migrationVersion.get())

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import t from 'tap'
-import { ActiveWriters } from '../../src/store/active-writers.js'
+import { ActiveWriters } from '../../src/http/active-writers.js'
 
 // The moments are given, not read from a clock: each window is 1,000 of them.
 t.test('a writer is active for one to two windows after its last write, while its connection is open', async (t) => {

@@ -1,0 +1,83 @@
+import type { components, operations } from '../../generated/openapi.js'
+import { ConflictResponseError, NotFoundError } from '../errors/api-errors.js'
+import { compileDocumentWriter } from '../openapi/declared-document.js'
+import { type LoadedOpenApiDocument, type OpenApiDocument, parameterDefault } from '../openapi/openapi-document.js'
+import { type PlantStore, plantWithId } from '../store/plant-store.js'
+import { PlantConflictError } from '../store/store-errors.js'
+import { noContent, type OperationHandler, sendJsonText } from './typed-handler.js'
+
+// The plants' operations: each speaks to the store in plants (a PlantRow: an id and the stored
+// document) and answers the document as it is stored.
+
+type Plant = components['schemas']['Plant']
+type StoredPlant = components['schemas']['StoredPlant']
+
+// The shape of the plants already stored, as the last migration of their documents left them
+// (src/store/migrations.ts). A spec change that stored plants would no longer meet (a new
+// required property, a changed type, a removed property) fails to compile here: write the
+// migration that brings the stored documents to the new Plant, then record the new shape.
+// An optional property added to Plant needs neither.
+interface StoredPlantShape {
+  name: string
+  tag?: string
+}
+type IsStillAPlant<Stored> = [Stored] extends [Plant]
+  ? [Exclude<keyof Stored, keyof Plant>] extends [never] ? true : false
+  : false
+type MustHold<Check extends true> = Check
+export type StoredPlantsAreStillPlants = MustHold<IsStillAPlant<StoredPlantShape>>
+
+// A plant is stored as the document of the properties Plant declares, and that document is the
+// 200 body: undeclared properties of the request are never stored or echoed, and a property
+// added to Plant in openapi.yaml is stored, echoed and compared with no change here. Another
+// plant under the id is the 409 the operation declares. A create that stores a new plant sends
+// its webhooks, linked to this request's trace.
+export function createPlantHandler (
+  store: PlantStore, { document }: LoadedOpenApiDocument, traceparent: () => string | undefined
+): OperationHandler<operations['createPlant']> {
+  const writePlantDocument = compileDocumentWriter(document, '#/components/schemas/Plant')
+  return async function createPlant ({ body }, reply) {
+    try {
+      const { plant } = await store.createPlant({ id: body.id, document: writePlantDocument(body) }, { traceparent: traceparent() })
+      return sendJsonText<Plant>(reply, plant.document)
+    } catch (error) {
+      if (error instanceof PlantConflictError) return new ConflictResponseError(error.message)
+      throw error
+    }
+  }
+}
+
+// The stored document is the Plant, as createPlant stored and answered it.
+export function getPlantHandler (store: PlantStore): OperationHandler<operations['getPlant']> {
+  return async function getPlant ({ params: { id } }, reply) {
+    const plant = await store.getPlant(id)
+    if (plant === undefined) return new NotFoundError(`no plant has id ${id}`)
+    return sendJsonText<Plant>(reply, plant.document)
+  }
+}
+
+// A page of plants, each its stored document with its id (exact: the digits are written as
+// they are), and the next page's link when more follow, under the route's own base path. The
+// validator adds no default to a request, so `limit`'s is read from the spec.
+export function listPlantsHandler (store: PlantStore, document: OpenApiDocument): OperationHandler<operations['listPlants']> {
+  const defaultLimit = parameterDefault(document, 'listPlants', 'limit')
+  if (typeof defaultLimit !== 'number') throw new Error('openapi.yaml declares no default for listPlants\' limit')
+  return async function listPlants (request, reply) {
+    const { after, limit = defaultLimit } = request.query
+    const { plants, more } = await store.listPlants(after, limit)
+    const last = plants.at(-1)
+    if (more && last !== undefined) {
+      reply.header('link', `<${request.routeOptions.url ?? '/plants'}?after=${last.id}&limit=${limit}>; rel="next"`)
+    }
+    return sendJsonText<StoredPlant[]>(reply, `[${plants.map(plantWithId).join(',')}]`)
+  }
+}
+
+// Answered once the deletion is as durable as a create: the store's batch has committed it.
+// A delete that removes a plant sends its webhooks, linked to this request's trace.
+export function deletePlantHandler (store: PlantStore, traceparent: () => string | undefined): OperationHandler<operations['deletePlant']> {
+  return async function deletePlant ({ params: { id } }, reply) {
+    if (!await store.deletePlant(id, { traceparent: traceparent() })) return new NotFoundError(`no plant has id ${id}`)
+    return noContent(reply)
+  }
+}
