@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto'
 import { identityOf } from './identity.js'
-import { tokenDigest } from './token-digest.js'
+import { tokenDigest } from './managed-token.js'
 import { type AcceptedToken, notMine, type TokenVerifier } from './token-verifier.js'
 
 interface ConfiguredToken {

@@ -1,9 +1,7 @@
 import { InvalidTokenError } from '../errors/credential-errors.js'
 import type { ApiTokenStore, StoredApiToken } from '../store/api-token-store.js'
 import { type Identity, identityOf } from './identity.js'
-import { classifyManagedToken } from './managed-token-format.js'
-import { tokenDigest } from './token-digest.js'
-import { tokenStatus } from './token-status.js'
+import { classifyManagedToken, tokenDigest, tokenStatus } from './managed-token.js'
 import { notMine, type TokenVerdict, type TokenVerifier } from './token-verifier.js'
 
 export interface ManagedTokenVerifierOptions {

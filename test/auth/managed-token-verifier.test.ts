@@ -1,7 +1,6 @@
 import t, { type Test } from 'tap'
-import { issueManagedToken } from '../../src/auth/issue-managed-token.js'
+import { issueManagedToken, mintManagedToken } from '../../src/auth/managed-token.js'
 import { createManagedTokenVerifier } from '../../src/auth/managed-token-verifier.js'
-import { mintManagedToken } from '../../src/auth/managed-token-format.js'
 import type { AcceptedToken, TokenVerdict } from '../../src/auth/token-verifier.js'
 import { notMine } from '../../src/auth/token-verifier.js'
 import { ApiError } from '../../src/errors/api-errors.js'
