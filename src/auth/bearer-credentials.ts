@@ -1,10 +1,28 @@
 import { timingSafeEqual } from 'node:crypto'
 import type { Socket } from 'node:net'
 import type { FastifyRequest } from 'fastify'
+import { token68 } from '../config/token68.js'
 import { ApiError } from '../errors/api-errors.js'
-import { InvalidTokenError } from '../errors/credential-errors.js'
-import { bearerTokenOf } from './bearer-token.js'
-import { type AcceptedToken, notMine, type TokenVerdict, type TokenVerifier } from './token-verifier.js'
+import { InvalidTokenError, MalformedCredentialsError, MissingCredentialsError } from '../errors/credential-errors.js'
+import type { Identity } from './identity.js'
+
+export interface AcceptedToken {
+  readonly identity: Identity
+  // Until when (ms since the epoch) the same Authorization header may be accepted again on the
+  // same connection without asking this verifier: Infinity for a token that cannot change.
+  readonly reusableUntil: number
+}
+
+// The token is not of this verifier's kind (not one of its tokens, not its format): another
+// verifier may accept it.
+export const notMine = Symbol('not this verifier\'s token')
+
+// An accepted token or an ApiError is definitive: the verifier knew the token.
+export type TokenVerdict = AcceptedToken | ApiError | typeof notMine
+
+// One way of accepting a bearer token (API_TOKENS, the store's managed tokens, JWTs). It answers
+// at once when it can. A failure (a store that cannot be reached, say) is no verdict on the token.
+export type TokenVerifier = (token: string) => TokenVerdict | Promise<TokenVerdict>
 
 // Called once a request's credentials are decided: with nothing when they are accepted (and
 // request.identity is set), or with the failure to answer.
@@ -101,6 +119,18 @@ export class BearerCredentials {
     if (socket === null || header === undefined || accepted.reusableUntil <= Date.now()) return
     this.#acceptedOnConnection.set(socket, { header: Buffer.from(header), accepted })
   }
+}
+
+// The token of an `Authorization: Bearer <token>` header (RFC 6750 section 2.1), or why there is
+// none: no header or another scheme is missing credentials (401), a header with the Bearer
+// scheme but no single token68 after it is malformed (400). Only this header is read: tokens in
+// the query string or the body are ignored, as they would end up in logs and caches.
+function bearerTokenOf (authorization: string | undefined): string | ApiError {
+  const [scheme = '', ...rest] = (authorization?.trim() ?? '').split(/\s+/)
+  if (scheme.toLowerCase() !== 'bearer') return new MissingCredentialsError()
+  const [token] = rest
+  if (token === undefined || rest.length > 1 || !token68.test(token)) return new MalformedCredentialsError()
+  return token
 }
 
 // One connection may carry several clients' requests (a proxy pooling its connections), so the

@@ -1,9 +1,9 @@
 import { InvalidTokenError } from '../errors/credential-errors.js'
 import { unreachable } from '../errors/unreachable.js'
 import type { ApiTokenStore, StoredApiToken } from '../store/api-token-store.js'
+import { notMine, type TokenVerdict, type TokenVerifier } from './bearer-credentials.js'
 import { type Identity, identityOf } from './identity.js'
 import { classifyManagedToken, tokenDigest, tokenStatus } from './managed-token.js'
-import { notMine, type TokenVerdict, type TokenVerifier } from './token-verifier.js'
 
 export interface ManagedTokenVerifierOptions {
   // How long what was read of a token is trusted (TOKEN_CACHE_TTL): a revocation or a new expiry

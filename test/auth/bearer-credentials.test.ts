@@ -1,9 +1,8 @@
 import type { FastifyRequest } from 'fastify'
 import t from 'tap'
 import { createApiTokenVerifier } from '../../src/auth/api-token-verifier.js'
-import { BearerCredentials } from '../../src/auth/bearer-credentials.js'
+import { BearerCredentials, notMine, type TokenVerifier } from '../../src/auth/bearer-credentials.js'
 import { type Identity, identityOf } from '../../src/auth/identity.js'
-import { notMine, type TokenVerifier } from '../../src/auth/token-verifier.js'
 import { InvalidTokenError } from '../../src/errors/credential-errors.js'
 
 // bearerAuth alone, on hand-made requests: which identity each header authenticates as, what a

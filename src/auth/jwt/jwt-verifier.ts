@@ -1,6 +1,8 @@
 import { jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose'
 import { asymmetricJwtAlgorithms } from '../../config/config.js'
 import { IdentityProviderUnavailableError, InvalidTokenError } from '../../errors/credential-errors.js'
+import { notMine, type TokenVerifier } from '../bearer-credentials.js'
+import { identityOf } from '../identity.js'
 import type { JwtSettings } from '../jwt-settings.js'
 import { readKeySetFile } from './key-set-file.js'
 import { refusalDescriptionOf } from './refusal-description.js'
@@ -72,6 +74,22 @@ export async function createJwtVerifier (settings: JwtSettings, options: JwtVeri
       return { subject: payload.sub, roles: rolesOf(payload), expiresAtMs: payload.exp * 1000 }
     },
     warmUp,
+  }
+}
+
+// A verified JWT is accepted again on its connection without verifying its signature until it
+// expires, and for no longer than this: a key the identity provider withdrew stops being trusted
+// on long-lived connections too.
+const reverifyAfterMs = 60_000
+
+// JWTs as one of a bearer scheme's verifiers: the identity is the token's `sub`.
+export function jwtTokenVerifier (jwt: JwtVerifier): TokenVerifier {
+  return function verifyJwt (token) {
+    if (!looksLikeJwt(token)) return notMine
+    return jwt.verify(token).then(({ subject, roles, expiresAtMs }) => ({
+      identity: identityOf('jwt', subject, new Set(roles)),
+      reusableUntil: Math.min(expiresAtMs, Date.now() + reverifyAfterMs),
+    }))
   }
 }
 
