@@ -2,7 +2,7 @@ import type {
   FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler, RouteHandlerMethod,
 } from 'fastify'
 import type { Credentials } from './auth/credentials.js'
-import { type OperationAuthenticator, operationAuthenticator } from './auth/operation-authenticator.js'
+import { type ComposeAuth, type OperationAuthenticator, operationAuthenticator } from './auth/operation-authenticator.js'
 import { SchemaViolationError } from './errors/api-errors.js'
 import { writesThroughTheStoreQueue } from './handlers/operation-handlers.js'
 import { ignoreBody } from './http/ignored-body.js'
@@ -51,6 +51,8 @@ export interface RequestPathParts {
   // Keyed by operationId.
   readonly handlers: Readonly<Record<string, unknown>>
   readonly credentials: Credentials
+  // @fastify/auth's app.auth, which composes each operation's security requirements.
+  readonly auth: ComposeAuth
   readonly limits: RateLimits
   readonly observability: Observability
 }
@@ -63,7 +65,7 @@ export interface OperationRoute {
   readonly config: { readonly operationId: string }
 }
 
-export function createRequestPath ({ document, handlers, credentials, limits, observability }: RequestPathParts): (entry: OperationEntry) => OperationRoute {
+export function createRequestPath ({ document, handlers, credentials, auth, limits, observability }: RequestPathParts): (entry: OperationEntry) => OperationRoute {
   const missing = listOperations(document).filter(({ operation: { operationId } }) =>
     operationId === undefined || !Object.hasOwn(handlers, operationId))
   if (missing.length > 0) {
@@ -72,20 +74,22 @@ export function createRequestPath ({ document, handlers, credentials, limits, ob
 
   // Authentication as a step: a refusal of the credentials counts against the client's address,
   // and with traces on the step is a span of its own.
-  const authentication = ({ authenticate, schemeNames }: OperationAuthenticator): onRequestHookHandler => {
-    const traced = observability.traceAuthentication(schemeNames, authenticate)
-    return function authenticateRequest (request, _reply, done) {
-      traced(request, (failure) => {
-        if (failure !== undefined) limits.countFailedAuthentication(request, failure)
-        done(failure)
+  const authentication = ({ authenticate, schemeNames }: OperationAuthenticator): onRequestHookHandler =>
+    observability.traceAuthentication(schemeNames, function authenticateRequest (request, reply, decided) {
+      authenticate(request, reply, (failure) => {
+        if (failure === undefined || failure === null) {
+          decided()
+          return
+        }
+        limits.countFailedAuthentication(request, failure)
+        decided(failure)
       })
-    }
-  }
+    })
 
   // The steps before the body is read, in order, with the statuses they may answer.
   const stepsOf = (entry: OperationEntry, operationId: string): onRequestHookHandler[] => {
     const name = describeOperation(entry)
-    const consumer = operationAuthenticator(securityOf(document, entry.operation), credentials.schemes, name)
+    const consumer = operationAuthenticator(securityOf(document, entry.operation), credentials.schemes, name, auth)
     if (consumer !== undefined) {
       requireDeclared(entry, [400, 401, ...(consumer.checksRoles ? [403] : []), 429, 503], 'its security requirements')
       return [
@@ -117,7 +121,7 @@ export function createRequestPath ({ document, handlers, credentials, limits, ob
       throw new Error(`${describeOperation(entry)} names x-operator-token ${String(setting)}, which is not a token setting of this service`)
     }
     const token = credentials.operatorTokens[setting]
-    return token === undefined ? undefined : { authenticate: token.check, schemeNames: setting, checksRoles: false }
+    return token === undefined ? undefined : { authenticate: token.holding([]), schemeNames: setting, checksRoles: false }
   }
 
   return (entry) => {
