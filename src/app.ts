@@ -1,3 +1,4 @@
+import fastifyAuth from '@fastify/auth'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { createCredentials } from './auth/credentials.js'
 import type { Config } from './config/config.js'
@@ -74,6 +75,7 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
         store, openApi, metrics: observability.metrics, webhooks, traceparent: () => observability.currentTraceparent(),
       }),
       credentials,
+      auth: (handlers, options) => app.auth(handlers, options),
       limits: createRateLimits(config, dependencies.rateLimitTuning),
       observability,
       writers,
@@ -97,6 +99,8 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
     await app.register(httpProtocol, { requestTimeout: config.REQUEST_TIMEOUT })
     // application/json, read strictly, is the only body read.
     await app.register(jsonBody)
+    // app.auth, with which the routes below compose each operation's security requirements.
+    await app.register(fastifyAuth)
     // A route per operation of the spec, each with its request path.
     await app.register(openApiRoutes, { openApi, basePath: config.BASE_PATH, routeOf })
     // Last: 404 and 405 for every request no operation matches.

@@ -2,7 +2,7 @@ import type {
   FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler, RouteHandlerMethod,
 } from 'fastify'
 import type { Credentials } from './auth/credentials.js'
-import { type OperationAuthenticator, operationAuthenticator } from './auth/operation-authenticator.js'
+import { type ComposeAuth, type OperationAuthenticator, operationAuthenticator } from './auth/operation-authenticator.js'
 import { SchemaViolationError } from './errors/api-errors.js'
 import { requestKinds } from './handlers/operation-handlers.js'
 import type { ActiveWriters } from './http/active-writers.js'
@@ -52,6 +52,8 @@ export interface RequestPathParts {
   // Keyed by operationId.
   readonly handlers: Readonly<Record<string, unknown>>
   readonly credentials: Credentials
+  // @fastify/auth's app.auth, which composes each operation's security requirements.
+  readonly auth: ComposeAuth
   readonly limits: RateLimits
   readonly observability: Observability
   // The connections that wrote lately, whose next writes the store's batches wait a moment for.
@@ -66,7 +68,7 @@ export interface OperationRoute {
   readonly config: { readonly operationId: string }
 }
 
-export function createRequestPath ({ document, handlers, credentials, limits, observability, writers }: RequestPathParts): (entry: OperationEntry) => OperationRoute {
+export function createRequestPath ({ document, handlers, credentials, auth, limits, observability, writers }: RequestPathParts): (entry: OperationEntry) => OperationRoute {
   const missing = listOperations(document).filter(({ operation: { operationId } }) =>
     operationId === undefined || !Object.hasOwn(handlers, operationId))
   if (missing.length > 0) {
@@ -75,20 +77,22 @@ export function createRequestPath ({ document, handlers, credentials, limits, ob
 
   // Authentication as a step: a refusal of the credentials counts against the client's address,
   // and with traces on the step is a span of its own.
-  const authentication = ({ authenticate, schemeNames }: OperationAuthenticator): onRequestHookHandler => {
-    const traced = observability.traceAuthentication(schemeNames, authenticate)
-    return function authenticateRequest (request, _reply, done) {
-      traced(request, (failure) => {
-        if (failure !== undefined) limits.countFailedAuthentication(request, failure)
-        done(failure)
+  const authentication = ({ authenticate, schemeNames }: OperationAuthenticator): onRequestHookHandler =>
+    observability.traceAuthentication(schemeNames, function authenticateRequest (request, reply, decided) {
+      authenticate(request, reply, (failure) => {
+        if (failure === undefined || failure === null) {
+          decided()
+          return
+        }
+        limits.countFailedAuthentication(request, failure)
+        decided(failure)
       })
-    }
-  }
+    })
 
   // The steps before the body is read, in order, with the statuses they may answer.
   const stepsOf = (entry: OperationEntry, operationId: string): onRequestHookHandler[] => {
     const name = describeOperation(entry)
-    const consumer = operationAuthenticator(securityOf(document, entry.operation), credentials.schemes, name)
+    const consumer = operationAuthenticator(securityOf(document, entry.operation), credentials.schemes, name, auth)
     if (consumer !== undefined) {
       requireDeclared(entry, [400, 401, ...(consumer.checksRoles ? [403] : []), 429, 503], 'its security requirements')
       return [
@@ -120,7 +124,7 @@ export function createRequestPath ({ document, handlers, credentials, limits, ob
       throw new Error(`${describeOperation(entry)} names x-operator-token ${String(setting)}, which is not a token setting of this service`)
     }
     const token = credentials.operatorTokens[setting]
-    return token === undefined ? undefined : { authenticate: token.check, schemeNames: setting, checksRoles: false }
+    return token === undefined ? undefined : { authenticate: token.holding([]), schemeNames: setting, checksRoles: false }
   }
 
   return (entry) => {

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import { type ApiError, createPlantStoreClient, nextPageOf, type Plant, type PlantStoreClient, type StoredPlant } from 'plant-store/client'
-import { issueManagedToken } from '../src/auth/issue-managed-token.js'
+import { issueManagedToken } from '../src/auth/managed-token.js'
 import { assertExchangeMatchesSpec } from './support/contract.js'
 import { buildTestApp, testToken } from './support/helper.js'
 

@@ -1,6 +1,6 @@
 import { Agent, request } from 'node:http'
 import t from 'tap'
-import { issueManagedToken } from '../src/auth/issue-managed-token.js'
+import { issueManagedToken } from '../src/auth/managed-token.js'
 import { SqlitePlantStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { startServer } from './support/running-server.js'
 import { signingKey, signJwt, testAudience, testIssuer, writeJwksFile } from './support/jwt-keys.js'

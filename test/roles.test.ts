@@ -1,6 +1,6 @@
 import { connect } from 'node:net'
 import t, { type Test } from 'tap'
-import { issueManagedToken } from '../src/auth/issue-managed-token.js'
+import { issueManagedToken } from '../src/auth/managed-token.js'
 import { buildTestApp, type CheckedResponse, type TestApp, testToken } from './support/helper.js'
 import { signingKey, signJwt, testAudience, testIssuer, writeJwksFile } from './support/jwt-keys.js'
 import { testOnEveryBackend } from './support/test-databases.js'

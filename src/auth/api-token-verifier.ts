@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto'
+import { type AcceptedToken, notMine, type TokenVerifier } from './bearer-credentials.js'
 import { identityOf } from './identity.js'
-import { tokenDigest } from './token-digest.js'
-import { type AcceptedToken, notMine, type TokenVerifier } from './token-verifier.js'
+import { tokenDigest } from './managed-token.js'
 
 interface ConfiguredToken {
   readonly digest: Buffer

@@ -3,12 +3,10 @@ import { parseTokenList } from '../config/config.js'
 import type { OpenApiDocument } from '../openapi/openapi-document.js'
 import type { ApiTokenStore } from '../store/api-token-store.js'
 import { createApiTokenVerifier } from './api-token-verifier.js'
-import { BearerCredentials } from './bearer-credentials.js'
-import { createJwtTokenVerifier } from './jwt-token-verifier.js'
-import { createJwtVerifier } from './jwt/jwt-verifier.js'
+import { BearerCredentials, type TokenVerifier } from './bearer-credentials.js'
+import { createJwtVerifier, jwtTokenVerifier } from './jwt/jwt-verifier.js'
 import { jwtSettingsOf } from './jwt-settings.js'
 import { createManagedTokenVerifier } from './managed-token-verifier.js'
-import type { TokenVerifier } from './token-verifier.js'
 
 export type CredentialSettings = Pick<Config, 'API_TOKENS' | 'TOKEN_CACHE_TTL' | 'METRICS_TOKEN' | 'JWT_ISSUER' | 'JWT_AUDIENCE' |
 'JWT_JWKS_URL' | 'JWT_JWKS_FILE' | 'JWT_JWKS_TIMEOUT' | 'JWT_CLOCK_TOLERANCE' | 'JWT_ALGORITHMS'>
@@ -47,7 +45,7 @@ export async function createCredentials (
     const jwt = await createJwtVerifier(jwtSettings, {
       onKeysUnavailable: (error) => log.warn({ err: error }, "the identity provider's signing keys could not be fetched: JWT callers get 503"),
     })
-    verifiers.push(createJwtTokenVerifier(jwt))
+    verifiers.push(jwtTokenVerifier(jwt))
     warmUp = () => jwt.warmUp()
   }
   const consumers = new BearerCredentials(verifiers)

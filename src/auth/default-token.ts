@@ -1,6 +1,5 @@
 import { type ApiTokenStore, TokenNameTakenError } from '../store/api-token-store.js'
-import { issueManagedToken } from './issue-managed-token.js'
-import { tokenStatus } from './token-status.js'
+import { issueManagedToken, tokenStatus } from './managed-token.js'
 
 const defaultTokenName = 'default'
 

@@ -20,9 +20,12 @@ export function identityOf (kind: IdentityKind, name: string, roles: HeldRoles =
   return { kind, name, key: `${kind}:${name}`, roles }
 }
 
-// The roles of `required` the identity does not hold.
-export function missingRoles ({ roles }: Identity, required: readonly string[]): string[] {
-  return roles === 'every role' ? [] : required.filter((role) => !roles.has(role))
+// Whether the identity holds every role of `required`. A loop, not `every` with a closure: it
+// runs for every request to an operation that names roles, the accepted-header path included.
+export function holdsRoles ({ roles }: Identity, required: readonly string[]): boolean {
+  if (roles === 'every role') return true
+  for (const role of required) if (!roles.has(role)) return false
+  return true
 }
 
 declare module 'fastify' {

@@ -1,10 +1,9 @@
 import { InvalidTokenError } from '../errors/credential-errors.js'
+import { unreachable } from '../errors/unreachable.js'
 import type { ApiTokenStore, StoredApiToken } from '../store/api-token-store.js'
+import { notMine, type TokenVerdict, type TokenVerifier } from './bearer-credentials.js'
 import { type Identity, identityOf } from './identity.js'
-import { classifyManagedToken } from './managed-token-format.js'
-import { tokenDigest } from './token-digest.js'
-import { tokenStatus } from './token-status.js'
-import { notMine, type TokenVerdict, type TokenVerifier } from './token-verifier.js'
+import { classifyManagedToken, tokenDigest, tokenStatus } from './managed-token.js'
 
 export interface ManagedTokenVerifierOptions {
   // How long what was read of a token is trusted (TOKEN_CACHE_TTL): a revocation or a new expiry
@@ -56,15 +55,15 @@ export function createManagedTokenVerifier (tokens: ApiTokenStore, options: Mana
     if (cached === undefined) return new InvalidTokenError()
     const { stored, identity, readAt } = cached
     const status = tokenStatus(stored, new Date(at))
-    if (status === 'revoked') return new InvalidTokenError('the token has been revoked')
-    if (status === 'expired') return new InvalidTokenError('the token has expired')
-    return { identity, reusableUntil: Math.min(readAt + cacheTtlMs, stored.expiresAt?.getTime() ?? Number.POSITIVE_INFINITY) }
+    switch (status) {
+      case 'revoked': return new InvalidTokenError('the token has been revoked')
+      case 'expired': return new InvalidTokenError('the token has expired')
+      case 'active': return { identity, reusableUntil: Math.min(readAt + cacheTtlMs, stored.expiresAt?.getTime() ?? Number.POSITIVE_INFINITY) }
+      default: return unreachable(status)
+    }
   }
 
-  return function verifyManagedToken (token) {
-    const kind = classifyManagedToken(token)
-    if (kind === 'other') return notMine
-    if (kind === 'mistyped') return new InvalidTokenError('the token is mistyped or truncated: its checksum does not match')
+  const verifyWellFormed = (token: string): TokenVerdict | Promise<TokenVerdict> => {
     const digest = tokenDigest(token)
     const key = digest.toString('base64')
     const at = now()
@@ -76,5 +75,15 @@ export function createManagedTokenVerifier (tokens: ApiTokenStore, options: Mana
       lookups.set(key, lookup)
     }
     return lookup.then((found) => verdictOn(found, now()))
+  }
+
+  return function verifyManagedToken (token) {
+    const kind = classifyManagedToken(token)
+    switch (kind) {
+      case 'other': return notMine
+      case 'mistyped': return new InvalidTokenError('the token is mistyped or truncated: its checksum does not match')
+      case 'managed': return verifyWellFormed(token)
+      default: return unreachable(kind)
+    }
   }
 }

@@ -1,5 +1,4 @@
-import { issueManagedToken } from '../auth/issue-managed-token.js'
-import { tokenStatus } from '../auth/token-status.js'
+import { issueManagedToken, tokenStatus } from '../auth/managed-token.js'
 import { type ApiTokenStore, type StoredApiToken, TokenNameTakenError } from '../store/api-token-store.js'
 import type { TokenCommand } from './token-command-line.js'
 

@@ -6,7 +6,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { resourceFromAttributes } from '@opentelemetry/resources'
 import { BasicTracerProvider, BatchSpanProcessor, type Span as SdkSpan, type SpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { ATTR_SERVICE_NAME, ATTR_URL_PATH } from '@opentelemetry/semantic-conventions'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { toApiError } from '../http/to-api-error.js'
 import type { BatchObserver, StoreBackend } from '../store/batch-observer.js'
 
@@ -25,8 +25,9 @@ export interface DeliveryTrace {
   end (failure?: string): void
 }
 
-// A step of a request's path that decides with a callback: nothing to go on, or the failure.
-export type RequestStep = (request: FastifyRequest, decided: (failure?: Error) => void) => void
+// A step of a request's path, in onRequest, that decides with a callback: nothing to go on, or
+// the failure.
+export type RequestStep = (request: FastifyRequest, reply: FastifyReply, decided: (failure?: Error) => void) => void
 
 // Requests no operation matched (404, 405, a malformed request) share one name, as in the metrics.
 const unroutedName = 'unrouted'
@@ -105,9 +106,9 @@ export class Tracing {
   traceAuthentication (schemeNames: string, step: RequestStep): RequestStep {
     const tracer = this.#tracer
     const attributes = { [tracingAttributes.securityScheme]: schemeNames }
-    return function authenticateTraced (request, decided) {
+    return function authenticateTraced (request, reply, decided) {
       const span = tracer.startSpan('authenticate', { attributes }, request.opentelemetry().context ?? undefined)
-      step(request, (failure) => {
+      step(request, reply, (failure) => {
         if (failure !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: failure.message })
         span.end()
         decided(failure)

@@ -1,9 +1,8 @@
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import t from 'tap'
 import { createApiTokenVerifier } from '../../src/auth/api-token-verifier.js'
-import { BearerCredentials } from '../../src/auth/bearer-credentials.js'
+import { BearerCredentials, notMine, type TokenVerifier } from '../../src/auth/bearer-credentials.js'
 import { type Identity, identityOf } from '../../src/auth/identity.js'
-import { notMine, type TokenVerifier } from '../../src/auth/token-verifier.js'
 import { InvalidTokenError } from '../../src/errors/credential-errors.js'
 
 // bearerAuth alone, on hand-made requests: which identity each header authenticates as, what a
@@ -13,12 +12,13 @@ const tokens = ['first-token-0123456789', 'second-token-9876543210'] as const
 
 type Authenticate = (authorization: string | undefined, connection?: object) => Promise<{ identity: Identity | null, error?: Error }>
 
-async function bearerAuthWith (verifiers: TokenVerifier[]): Promise<Authenticate> {
-  const bearerAuth = new BearerCredentials(verifiers)
+// The scheme's handler in a requirement that names `roles` (none by default).
+async function bearerAuthWith (verifiers: TokenVerifier[], roles: readonly string[] = []): Promise<Authenticate> {
+  const handler = new BearerCredentials(verifiers).holding(roles)
   return async (authorization, connection = {}) => {
     const request = { headers: { authorization }, raw: { socket: connection }, identity: null }
     const error = await new Promise<Error | undefined>((resolve) => {
-      bearerAuth.check(request as unknown as FastifyRequest, resolve)
+      handler(request as unknown as FastifyRequest, {} as FastifyReply, resolve)
     })
     return { identity: request.identity, ...(error === undefined || error === null ? {} : { error }) }
   }
@@ -90,4 +90,28 @@ t.test('composed verifiers: the refusal of the verifier that knew the token wins
   const authenticate = await bearerAuthWith([failing, accepting])
   t.equal((await authenticate('Bearer good')).identity?.key, 'token:good', 'a failing verifier does not stop another from accepting')
   t.match((await authenticate('Bearer other')).error, { message: 'store down' }, 'and its failure is the answer when none accepts')
+})
+
+t.test('each requirement\'s roles are checked, on a header accepted again on its connection too', async (t) => {
+  let verified = 0
+  const reader: TokenVerifier = (token) => {
+    if (token !== 'reader-token') return notMine
+    verified++
+    return { identity: identityOf('token', 'reader', new Set(['plants:read'])), reusableUntil: Number.POSITIVE_INFINITY }
+  }
+  const bearerAuth = new BearerCredentials([reader])
+  const connection = {}
+  const decide = async (roles: readonly string[]): Promise<Error | undefined> => new Promise((resolve) => {
+    const request = { headers: { authorization: 'Bearer reader-token' }, raw: { socket: connection }, identity: null }
+    bearerAuth.holding(roles)(request as unknown as FastifyRequest, {} as FastifyReply, resolve)
+  })
+  t.match(await decide(['plants:write']), { statusCode: 403, code: 40301, message: 'the token lacks a role this operation needs: plants:write' },
+    'verified, and refused for the role it lacks')
+  t.equal(await decide(['plants:read']), undefined, 'accepted again without verifying, for the role it holds')
+  t.match(await decide(['plants:read', 'plants:write']), {
+    statusCode: 403,
+    headers: { 'www-authenticate': 'Bearer realm="plant-store", error="insufficient_scope", scope="plants:read plants:write"' },
+  }, 'and refused again without verifying, naming every role the requirement lists')
+  t.equal(await decide([]), undefined, 'a requirement that names no role')
+  t.equal(verified, 1, 'verified once, the header reused after')
 })

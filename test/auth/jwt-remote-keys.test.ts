@@ -1,22 +1,25 @@
 import t, { type Test } from 'tap'
 import { createJwtVerifier, type JwtVerifier } from '../../src/auth/jwt/jwt-verifier.js'
-import { JwksFetchError } from '../../src/auth/jwt/remote-key-set.js'
+import { JwksFetchError } from '../../src/auth/jwt/key-set.js'
 import { ErrorCode } from '../../src/errors/api-errors.js'
 import { IdentityProviderUnavailableError, InvalidTokenError } from '../../src/errors/credential-errors.js'
 import { freePort } from '../support/free-port.js'
 import { type JwksServer, startJwksServer } from '../support/jwks-server.js'
 import { createSigningKey, keySetOf, settingsWith, signToken, testClock } from '../support/signing-keys.js'
 
-// JWT_JWKS_URL: the keys are fetched when first needed, kept 10 minutes, fetched again at once for
-// a kid they lack (at most once per 5 seconds), shared by concurrent callers; a JWKS that cannot
-// be fetched refuses JWT callers with a 503, fast, and never lets a token through.
+// JWT_JWKS_URL: the keys are fetched when first needed, kept 10 minutes, fetched again for a kid
+// they lack unless they are less than 5 seconds old, shared by concurrent callers; a JWKS that
+// cannot be fetched refuses JWT callers with a 503, fast, and never lets a token through.
 
 const keyA = await createSigningKey('ES256', 'key-a')
 const keyB = await createSigningKey('ES256', 'key-b')
-const keyC = await createSigningKey('ES256', 'key-c')
 
 async function remoteVerifier (t: Test, server: { url: string }, jwksTimeoutMs = 1000) {
+  // jose ages the keys on Date.now: the test's clock stands in for it until the test ends.
   const clock = testClock()
+  const systemNow = Date.now
+  Date.now = clock.now
+  t.teardown(() => { Date.now = systemNow })
   const failures: unknown[] = []
   const verifier = await createJwtVerifier(settingsWith({ jwksUrl: server.url }, { jwksTimeoutMs }), {
     now: clock.now,
@@ -62,63 +65,54 @@ t.test('nothing is fetched before the first token or warmUp, then once for 10 mi
 
 t.test('concurrent callers share one fetch', async (t) => {
   const server = await startJwksServer(t, keySetOf(keyA))
-  const { verifier, tokenOf } = await remoteVerifier(t, server)
+  const { verifier, clock, tokenOf } = await remoteVerifier(t, server)
   const token = await tokenOf()
   const verified = await Promise.all(Array.from({ length: 20 }, () => verifier.verify(token)))
   t.equal(verified.length, 20)
   t.equal(server.fetches, 1)
   server.publish(keySetOf(keyA, keyB))
+  clock.ms += 5000
   const rotated = await tokenOf(keyB)
   await Promise.all(Array.from({ length: 20 }, () => verifier.verify(rotated)))
   t.equal(server.fetches, 2, 'and twenty tokens of a new kid, one refetch')
 })
 
-t.test('a key rotation is seen at once: a token of a new kid refetches the keys', async (t) => {
+t.test('a key rotation is seen at the first token of the new kid', async (t) => {
   const server = await startJwksServer(t, keySetOf(keyA))
   const { verifier, clock, tokenOf } = await remoteVerifier(t, server)
   t.equal((await verifier.verify(await tokenOf(keyA))).subject, 'alice', 'key A')
   server.publish(keySetOf(keyB))
-  clock.ms += 1000
-  t.equal((await verifier.verify(await tokenOf(keyB))).subject, 'alice', 'key B, published a second after the keys were fetched')
+  clock.ms += 5000
+  t.equal((await verifier.verify(await tokenOf(keyB))).subject, 'alice', 'key B, published since the keys were fetched')
   t.equal(server.fetches, 2, 'exactly one more fetch')
   t.ok(await refusalOf(verifier, await tokenOf(keyA)) instanceof InvalidTokenError, 'key A, withdrawn, is refused')
 })
 
-t.test('unknown kids refetch the keys at most once per 5 seconds', async (t) => {
+t.test('unknown kids fetch the keys again at most once per 5 seconds', async (t) => {
   const server = await startJwksServer(t, keySetOf(keyA))
   const { verifier, clock, tokenOf } = await remoteVerifier(t, server)
   await verifier.warmUp()
   const unknown = await tokenOf({ ...keyB, kid: 'random-1' })
-  for (let i = 0; i < 10; i++) {
-    const error = await refusalOf(verifier, unknown)
-    t.equal(error instanceof InvalidTokenError && error.message, 'no signing key matches the token', `try ${i + 1}`)
-    clock.ms += 100
+  const refuseTenWithinASecond = async (when: string) => {
+    for (let i = 0; i < 10; i++) {
+      const error = await refusalOf(verifier, unknown)
+      t.equal(error instanceof InvalidTokenError && error.message, 'no signing key matches the token', `${when}, try ${i + 1}`)
+      clock.ms += 100
+    }
   }
-  t.equal(server.fetches, 2, 'one refetch for ten unknown-kid tokens within a second')
+  await refuseTenWithinASecond('in the 5 s after the keys were fetched')
+  t.equal(server.fetches, 1, 'no refetch for keys less than 5 s old')
+  clock.ms += 4000
+  await refuseTenWithinASecond('5 s after')
+  t.equal(server.fetches, 2, 'then one refetch for ten unknown-kid tokens within a second')
   server.publish(keySetOf(keyA, keyB))
   clock.ms += 2000
   t.ok(await refusalOf(verifier, await tokenOf(keyB)) instanceof InvalidTokenError,
-    'a real new key 3 s after the refetch waits for the interval')
+    'a real new key 3 s after the refetch waits for the 5 s')
   t.equal(server.fetches, 2)
   clock.ms += 2000
   t.equal((await verifier.verify(await tokenOf(keyB))).subject, 'alice', '5 s after the refetch, it is accepted')
   t.equal(server.fetches, 3)
-})
-
-t.test('the first unknown kid after any other fetch refetches, even within 5 s of the last refetch', async (t) => {
-  const server = await startJwksServer(t, keySetOf(keyA))
-  const { verifier, clock, tokenOf } = await remoteVerifier(t, server)
-  await verifier.warmUp()
-  clock.ms += 10 * 60_000 - 1000
-  server.answerWith((_, response) => { response.writeHead(500).end() })
-  assertUnavailable(t, await refusalOf(verifier, await tokenOf(keyB)), 'key B, while the JWKS fails')
-  clock.ms += 2000
-  server.publish(keySetOf(keyA, keyB))
-  t.ok(await verifier.verify(await tokenOf(keyA)), 'key A, on keys fetched again as they were 10 minutes old')
-  server.publish(keySetOf(keyA, keyB, keyC))
-  clock.ms += 500
-  t.ok(await verifier.verify(await tokenOf(keyC)), 'key C, 2.5 s after the refetch for key B')
-  t.equal(server.fetches, 4)
 })
 
 t.test('a kid unknown to keys fetched for that very token does not fetch them twice', async (t) => {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { Test } from 'tap'
-import { mintManagedToken } from '../../src/auth/managed-token-format.js'
+import { mintManagedToken } from '../../src/auth/managed-token.js'
 import { type NewApiToken, TokenNameTakenError } from '../../src/store/api-token-store.js'
 import type { PlantStore } from '../../src/store/plant-store.js'
 import { StoreUnavailableError } from '../../src/store/store-errors.js'

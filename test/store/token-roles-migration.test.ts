@@ -1,6 +1,5 @@
 import t from 'tap'
-import { mintManagedToken } from '../../src/auth/managed-token-format.js'
-import { tokenDigest } from '../../src/auth/token-digest.js'
+import { mintManagedToken, tokenDigest } from '../../src/auth/managed-token.js'
 import { buildTestApp } from '../support/helper.js'
 import { migrateAsTheReleaseAt, type TestDatabase, testOnEveryBackend, withOwnConnection } from '../support/test-databases.js'
 

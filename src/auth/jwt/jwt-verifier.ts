@@ -1,10 +1,11 @@
-import { jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose'
+import { jwtVerify, type JWTPayload } from 'jose'
 import { asymmetricJwtAlgorithms } from '../../config/config.js'
 import { IdentityProviderUnavailableError, InvalidTokenError } from '../../errors/credential-errors.js'
+import { notMine, type TokenVerifier } from '../bearer-credentials.js'
+import { identityOf } from '../identity.js'
 import type { JwtSettings } from '../jwt-settings.js'
-import { readKeySetFile } from './key-set-file.js'
+import { keySetOf, SigningKeysUnavailableError } from './key-set.js'
 import { refusalDescriptionOf } from './refusal-description.js'
-import { RemoteKeySet, SigningKeysUnavailableError } from './remote-key-set.js'
 
 // The JWS compact form: header, payload and signature in base64url, joined by dots. The
 // signature may be empty, so that an unsigned token (alg none) is still taken for a JWT and
@@ -34,7 +35,8 @@ export interface JwtVerifier {
 }
 
 export interface JwtVerifierOptions {
-  // Milliseconds since the epoch; tests pass a clock of their own.
+  // Milliseconds since the epoch, for the token's times; tests pass a clock of their own. (The
+  // keys fetched from JWT_JWKS_URL age on jose's clock, Date.now.)
   readonly now?: () => number
   // Told of each failed fetch of JWT_JWKS_URL, with why; the callers it fails get a 503.
   readonly onKeysUnavailable?: (error: unknown) => void
@@ -47,7 +49,7 @@ const requiredClaims = ['sub', 'exp']
 export async function createJwtVerifier (settings: JwtSettings, options: JwtVerifierOptions = {}): Promise<JwtVerifier> {
   requireAsymmetricAlgorithms(settings.algorithms)
   const now = options.now ?? Date.now
-  const { getKey, warmUp } = await keySourceOf(settings, now, options.onKeysUnavailable ?? (() => {}))
+  const { getKey, warmUp } = await keySetOf(settings, options.onKeysUnavailable ?? (() => {}))
   const algorithms = [...settings.algorithms]
 
   return {
@@ -75,27 +77,26 @@ export async function createJwtVerifier (settings: JwtSettings, options: JwtVeri
   }
 }
 
+// A verified JWT is accepted again on its connection without verifying its signature until it
+// expires, and for no longer than this: a key the identity provider withdrew stops being trusted
+// on long-lived connections too.
+const reverifyAfterMs = 60_000
+
+// JWTs as one of a bearer scheme's verifiers: the identity is the token's `sub`.
+export function jwtTokenVerifier (jwt: JwtVerifier): TokenVerifier {
+  return function verifyJwt (token) {
+    if (!looksLikeJwt(token)) return notMine
+    return jwt.verify(token).then(({ subject, roles, expiresAtMs }) => ({
+      identity: identityOf('jwt', subject, new Set(roles)),
+      reusableUntil: Math.min(expiresAtMs, Date.now() + reverifyAfterMs),
+    }))
+  }
+}
+
 function rolesOf ({ scope, scp }: JWTPayload): string[] {
   const granted = typeof scope === 'string' ? scope : scp
   const names: unknown[] = typeof granted === 'string' ? granted.split(' ') : Array.isArray(granted) ? granted : []
   return names.filter((name): name is string => typeof name === 'string' && name !== '')
-}
-
-interface KeySource {
-  readonly getKey: JWTVerifyGetKey
-  readonly warmUp: () => Promise<void>
-}
-
-async function keySourceOf (settings: JwtSettings, now: () => number, onKeysUnavailable: (error: unknown) => void): Promise<KeySource> {
-  if (settings.jwksFile !== undefined) {
-    const keySet = await readKeySetFile(settings.jwksFile)
-    return { getKey: keySet, warmUp: async () => {} }
-  }
-  if (settings.jwksUrl !== undefined) {
-    const keySet = new RemoteKeySet({ url: settings.jwksUrl, timeoutMs: settings.jwksTimeoutMs, now, onFetchFailed: onKeysUnavailable })
-    return { getKey: keySet.getKey, warmUp: () => keySet.warmUp() }
-  }
-  throw new Error('the JWT settings name neither JWT_JWKS_URL nor JWT_JWKS_FILE')
 }
 
 // loadConfig refuses these already; this holds for settings built any other way. With an HMAC

@@ -1,5 +1,6 @@
-import { randomInt } from 'node:crypto'
+import { hash, randomInt } from 'node:crypto'
 import { crc32 } from 'node:zlib'
+import type { ApiTokenStore, StoredApiToken } from '../store/api-token-store.js'
 
 // A managed token is `ps_`, 32 random base62 characters (190 bits) and 6 base62 characters of
 // the CRC-32 of what precedes them: 41 characters, all of RFC 6750's token68. The prefix lets
@@ -36,4 +37,36 @@ function checksumOf (body: string): string {
     value = Math.floor(value / base62.length)
   }
   return digits
+}
+
+// What is kept of a token, in the store and in memory (API_TOKENS too): its SHA-256 digest,
+// never the token.
+export function tokenDigest (token: string): Buffer {
+  return hash('sha256', token, 'buffer')
+}
+
+export type TokenStatus = 'active' | 'expired' | 'revoked'
+
+// A token is expired from the instant of its expiry on; revoked says more, so it comes first.
+export function tokenStatus (token: StoredApiToken, now: Date): TokenStatus {
+  if (token.revokedAt !== null) return 'revoked'
+  if (token.expiresAt !== null && token.expiresAt.getTime() <= now.getTime()) return 'expired'
+  return 'active'
+}
+
+export interface IssuedToken {
+  // The token itself: shown once to whoever asked for it, and kept nowhere.
+  readonly token: string
+  readonly stored: StoredApiToken
+}
+
+// Mints a managed token and stores its digest under `name`, with its roles (null: every role).
+// Rejects with TokenNameTakenError when a token not revoked has the name.
+export async function issueManagedToken (
+  tokens: ApiTokenStore,
+  { name, expiresAt = null, roles = null, now = new Date() }: { name: string, expiresAt?: Date | null, roles?: readonly string[] | null, now?: Date }
+): Promise<IssuedToken> {
+  const token = mintManagedToken()
+  const stored = await tokens.create({ name, digest: tokenDigest(token), createdAt: now, expiresAt, roles })
+  return { token, stored }
 }

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { classifyManagedToken, managedTokenPattern, mintManagedToken } from '../../src/auth/managed-token-format.js'
+import { classifyManagedToken, managedTokenPattern, mintManagedToken } from '../../src/auth/managed-token.js'
 import { token68 } from '../../src/config/token68.js'
 
 t.test('a minted token has the prefix, 38 letters and digits, and can be sent as a bearer token', async (t) => {
