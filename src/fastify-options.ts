@@ -45,15 +45,22 @@ export function fastifyOptions (
     },
     logController: new AccessLog(observability.requestCompleted),
     bodyLimit: config.BODY_LIMIT,
-    // A request must arrive in full within this time, or it gets a 408 and its connection is
-    // closed: a client that sends its body slowly cannot hold a connection for ever.
-    requestTimeout: config.REQUEST_TIMEOUT,
+    // Node's server settings. The connection guard creates the server (serverFactory below), so
+    // they are all given here, where Node reads them, not as Fastify's own options, which Fastify
+    // applies only to a server it creates.
     http: {
+      // A request must arrive in full within this time, or it gets a 408 and its connection is
+      // closed: a client that sends its body slowly cannot hold a connection for ever.
+      requestTimeout: config.REQUEST_TIMEOUT,
       // With headersTimeout (60 s by default) above requestTimeout, a request whose body stalled
       // was not timed out on Node 20; and Node looks for expired requests only every
       // connectionsCheckingInterval (30 s by default).
       headersTimeout: Math.min(60_000, config.REQUEST_TIMEOUT),
-      connectionsCheckingInterval: Math.min(1000, config.REQUEST_TIMEOUT),
+      connectionsCheckingInterval: checkingIntervalMs(config),
+      // Fastify's default: longer than the 60 s a load balancer commonly keeps an idle
+      // connection, so that the balancer, not the service, closes it (Node's 5 s would close
+      // connections a balancer is about to reuse).
+      keepAliveTimeout: 72_000,
       // Node's own Host check answers a bare 400; http-protocol.ts answers an Error body.
       requireHostHeader: false,
     },
@@ -67,7 +74,7 @@ export function fastifyOptions (
     // keep-alive requests are finished instead, and the store closes after them.
     return503OnClosing: false,
     // The connection guard bounds each connection and closes idle ones gently on shutdown,
-    // where Fastify and Node would reset them at once.
+    // where Fastify and Node would reset them at once (docs/reliability.md).
     serverFactory: connectionGuard.serverFactory,
     forceCloseConnections: false,
     genReqId: (request) => {
@@ -90,11 +97,16 @@ export function createConnectionGuard (config: FastifySettings, log: () => Fasti
     maxConnections: config.MAX_CONNECTIONS,
     maxUnansweredRequests: config.MAX_UNANSWERED_REQUESTS,
     maxWaitingRequests,
-    // A client that has sent its requests and reads none of the answers is, to the service, one
-    // whose requests take too long: it gets the same time.
-    stalledConnectionMs: config.REQUEST_TIMEOUT,
+    // A connection on which nothing moves is, to the service, one whose request takes too long:
+    // it gets twice that time and Node's check for expired requests, so that a request whose body
+    // stalls gets its 408 first.
+    inactiveConnectionMs: 2 * config.REQUEST_TIMEOUT + checkingIntervalMs(config),
     shutdownIdleGraceMs,
   }, log)
+}
+
+function checkingIntervalMs (config: FastifySettings): number {
+  return Math.min(1000, config.REQUEST_TIMEOUT)
 }
 
 // LOG_FORMAT=auto is settled by src/server.ts, which knows whether standard output is a terminal;

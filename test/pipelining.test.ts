@@ -3,8 +3,7 @@ import type { IncomingMessage } from 'node:http'
 import { connect, type Socket } from 'node:net'
 import Fastify, { type FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
-import { ConnectionGuard } from '../src/http/connection-guard.js'
-import type { ConnectionLimits } from '../src/http/connection-limits.js'
+import { ConnectionGuard, type ConnectionLimits } from '../src/http/connection-guard.js'
 import { checkAgainstSpec, createHeaders, parseResponses, request, startListening } from './support/raw-http.js'
 import { readStoredIds } from './support/stored-plants.js'
 
@@ -119,7 +118,7 @@ t.test('three thousand requests pipelined in one write, several reads long, are 
 // The guard on a bare Fastify app, whose limits a test may set.
 async function guardedApp (t: Test, limits: Partial<ConnectionLimits> = {}): Promise<{ guard: ConnectionGuard, app: FastifyInstance, port: number }> {
   const guard: ConnectionGuard = new ConnectionGuard({
-    maxConnections: 100, maxUnansweredRequests: 16, maxWaitingRequests: 4096, stalledConnectionMs: 30_000, shutdownIdleGraceMs: 1000, ...limits,
+    maxConnections: 100, maxUnansweredRequests: 16, maxWaitingRequests: 4096, inactiveConnectionMs: 30_000, shutdownIdleGraceMs: 1000, ...limits,
   }, () => app.log)
   const app: FastifyInstance = Fastify({ serverFactory: guard.serverFactory, forceCloseConnections: false, return503OnClosing: false })
   // A kibibyte an answer, so that a client that does not read fills the socket's buffers soon.
@@ -256,8 +255,8 @@ t.test('closing with pipelined requests waiting answers every one, and only the 
     'the last answer, and only it, closes the connection')
 })
 
-t.test('a connection whose client reads none of its answers for stalledConnectionMs is closed, and its place goes to another', async (t) => {
-  const { guard, port } = await guardedApp(t, { maxWaitingRequests: 1, stalledConnectionMs: 300 })
+t.test('a connection whose client reads none of its answers for inactiveConnectionMs is closed by Node, and its place goes to another', async (t) => {
+  const { guard, port } = await guardedApp(t, { maxWaitingRequests: 1, inactiveConnectionMs: 300 })
   const stalled = await openSocket(t, port)
   stalled.on('error', () => undefined)
   stalled.pause()

@@ -102,7 +102,7 @@ export const ConfigSchema = Type.Object({
     minimum: 100,
     maximum: 600_000,
     default: 30_000,
-    description: 'the time in milliseconds a request may take to arrive in full, from 100 to 600000',
+    description: 'the time in milliseconds a request may take to arrive in full (and a connection on which nothing moves for twice as long is closed), from 100 to 600000',
   }),
   BODY_LIMIT: Type.Integer({
     minimum: 64,

@@ -5,9 +5,8 @@ import type { FastifyInstance } from 'fastify'
 import {
   type ApiError, HeaderFieldsTooLargeError, MalformedRequestError, RequestTimeoutError,
 } from '../errors/api-errors.js'
-import { commonResponseHeaders } from './common-headers.js'
 import { parserCutCode } from './parser-cut.js'
-import { errorBody } from './error-response.js'
+import { commonResponseHeaders, errorBody } from './error-response.js'
 
 // A request too malformed or too slow for Fastify to see (bad framing, oversized headers, the
 // request timeout) never reaches the error handler; it still gets the spec's Error body,

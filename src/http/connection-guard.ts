@@ -1,31 +1,53 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http'
+import type { IncomingMessage, Server, ServerOptions, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyBaseLogger, FastifyServerFactory } from 'fastify'
 import type { PendingAnswers } from './client-error-response.js'
 import { FairRequestQueue } from './fair-request-queue.js'
-import { applyFastifyTimeouts, httpOptionsOf } from './fastify-server-settings.js'
-import { GentlyClosingServer } from './gently-closing-server.js'
-import type { ConnectionLimits } from './connection-limits.js'
-import { closeIdleConnections, closeStalledConnections, type Exchange, type GuardedConnection } from './guarded-connection.js'
+import { closeIdleConnections, type Exchange, GentlyClosingServer, type GuardedConnection, type RequestHandler } from './guarded-connection.js'
 import { cutParserWhen } from './parser-cut.js'
-import type { RequestLoad } from './request-load.js'
 import { requestTurn, takeTurn } from './request-turns.js'
-import { withoutStackTraces } from './without-stack-traces.js'
 
-type RequestHandler = (request: IncomingMessage, response: ServerResponse) => void
 const sweepIntervalMs = 100
 
-// The HTTP server under Fastify, with what Node's own does not bound, on Node's public APIs
-// (but one: src/http/parser-cut.ts):
+// What the connection guard bounds.
+export interface ConnectionLimits {
+  // The most client connections open at once; Node refuses more (server.maxConnections).
+  readonly maxConnections: number
+  // The most requests of one connection handed to the app at once. Past it, the service reads
+  // nothing more from the connection until answers have been written.
+  readonly maxUnansweredRequests: number
+  // The most requests read and waiting for those before them to be answered, over every
+  // connection, past which no further connection may begin to wait: each holds at most one
+  // read's (64 KiB of) requests, so the total may pass this by one read.
+  readonly maxWaitingRequests: number
+  // How long a connection may go with nothing read from it or written to it before Node closes
+  // it (server.timeout): a client that has its requests waiting and reads none of the answers
+  // would otherwise hold their places for ever.
+  readonly inactiveConnectionMs: number
+  // Once shutdown begins, how long a connection may stay idle before it is closed: time for a
+  // request a client has already sent on it to arrive and be answered.
+  readonly shutdownIdleGraceMs: number
+}
+
+// What the server is answering: requests answered since it started, and requests handed to the
+// app and not yet answered (src/webhooks/delivery-pacer.ts gives way to them).
+export interface RequestLoad {
+  readonly answered: () => number
+  readonly waiting: () => number
+}
+
+// The HTTP server under Fastify, with what Node's own settings do not bound (docs/reliability.md
+// measures each against them), on Node's public APIs but one (src/http/parser-cut.ts):
 // - Pipelining. Node parses every request a read brings (up to 64 KiB: over a thousand small
 //   requests). Here a connection has at most maxUnansweredRequests handed to the app at once;
 //   past that the guard stops reading it (socket.pause()), and its requests wait in order until
 //   answers are written and the socket drains. A client that pipelines thousands gets every
 //   answer, in order, at the pace it reads them; one that never reads holds at most one read's
-//   requests. The requests waiting, over every connection, are bounded: a connection whose
-//   request would begin to wait while maxWaitingRequests already do is closed at that request
-//   (RFC 9112 §9.3.2 lets its client retry), so that many clients pipelining a little are all
-//   served, and clients that never read hold a few reads' worth between them.
+//   requests, and Node closes its connection once nothing has moved on it for
+//   inactiveConnectionMs. The requests waiting, over every connection, are bounded: a connection
+//   whose request would begin to wait while maxWaitingRequests already do is closed at that
+//   request (RFC 9112 §9.3.2 lets its client retry), so that many clients pipelining a little are
+//   all served, and clients that never read hold a few reads' worth between them.
 // - Fairness. A request pipelined behind another, or read in a burst, is worked through a few
 //   milliseconds a turn of the event loop, and one request a turn while new connections arrive
 //   (src/http/fair-request-queue.ts): neither a burst nor a client that pipelines keeps other
@@ -58,23 +80,21 @@ export class ConnectionGuard {
     this.#responseClosed = function () { answered(this) }
   }
 
-  // For Fastify's serverFactory option.
+  // For Fastify's serverFactory option: Node's server settings come from Fastify's `http` option,
+  // which Fastify itself applies only to a server it creates.
   readonly serverFactory: FastifyServerFactory = (handler, fastifyOptions) => {
     this.#handler = handler
-    const server = new GentlyClosingServer(httpOptionsOf(fastifyOptions), (request, response) => {
+    const server = new GentlyClosingServer((fastifyOptions.http ?? {}) as ServerOptions, (request, response) => {
       this.#handle(request, response)
     }, () => { this.beginShutdown() })
     this.#server = server
-    applyFastifyTimeouts(server, fastifyOptions)
     server.maxConnections = this.#limits.maxConnections
+    server.timeout = this.#limits.inactiveConnectionMs
     // Runs after Node's own connection listener, which gives the socket the parser the guard cuts.
     server.on('connection', (socket: Socket) => {
       this.#requestQueue.connectionArrived()
       this.#track(socket)
     })
-    const stallSweep = setInterval(() => { closeStalledConnections(this.#connections.values(), this.#limits.stalledConnectionMs, this.#log()) }, Math.min(1000, this.#limits.stalledConnectionMs))
-    stallSweep.unref()
-    server.once('close', () => { clearInterval(stallSweep) })
     return server
   }
 
@@ -98,7 +118,7 @@ export class ConnectionGuard {
 
   #track (socket: Socket): void {
     const connection: GuardedConnection = {
-      socket, inFlight: 0, waiting: [], readingPaused: false, withoutStackTraces: false, lastResponse: undefined, answeredBeforeItsBody: undefined, lastTurn: undefined, idleSince: Date.now(), progressAt: 0,
+      socket, inFlight: 0, waiting: [], readingPaused: false, lastResponse: undefined, answeredBeforeItsBody: undefined, lastTurn: undefined, idleSince: Date.now(),
     }
     this.#connections.set(socket, connection)
     socket.once('close', () => {
@@ -107,10 +127,7 @@ export class ConnectionGuard {
       this.#waitingRequests -= connection.waiting.length
       connection.waiting.length = 0
     })
-    socket.on('drain', () => {
-      connection.progressAt = performance.now()
-      this.#handOnWaiting(connection)
-    })
+    socket.on('drain', () => { this.#handOnWaiting(connection) })
     this.#limitWaiting(connection)
     // Node resumes a socket it paused itself once its answers drain: one the guard stopped
     // reading stays stopped until its own requests have been handed on.
@@ -126,7 +143,6 @@ export class ConnectionGuard {
       if (!startsWaiting || this.#waitingRequests < this.#limits.maxWaitingRequests) return false
       this.#log().warn({ remoteAddress: connection.socket.remoteAddress, waitingRequests: this.#waitingRequests, limit: this.#limits.maxWaitingRequests },
         'connection closed: its pipelined requests would wait beyond the requests the service holds waiting')
-      this.#leaveOutStackTraces(connection)
       return true
     })
   }
@@ -154,16 +170,8 @@ export class ConnectionGuard {
     this.#waitingRequests += 1
     if (!connection.readingPaused) {
       connection.readingPaused = true
-      connection.progressAt = performance.now()
       connection.socket.pause()
-      // Should it close with a read's requests waiting, Node aborts each with an error.
-      this.#leaveOutStackTraces(connection)
     }
-  }
-
-  #leaveOutStackTraces (connection: GuardedConnection): void {
-    if (!connection.withoutStackTraces) withoutStackTraces(connection.socket)
-    connection.withoutStackTraces = true
   }
 
   #mayHandOn (connection: GuardedConnection): boolean {
@@ -214,8 +222,6 @@ export class ConnectionGuard {
     if (connection.socket.destroyed) return
     connection.inFlight -= 1
     this.#requestsInFlight -= 1
-    // Progress matters only while the guard has stopped reading (closeStalledConnections).
-    if (connection.readingPaused) connection.progressAt = performance.now()
     this.#handOnWaiting(connection)
   }
 

@@ -1,9 +1,14 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ApiError } from '../errors/api-errors.js'
-import { commonResponseHeaders } from './common-headers.js'
 import { bodyIgnored } from './ignored-body.js'
 import { toApiError } from './to-api-error.js'
 import { recordFailure } from './request-log.js'
+
+// Headers every response carries, errors included: nosniff, so a browser never reads a JSON
+// error as HTML, and the request id, so a caller can quote it when reporting a problem.
+export function commonResponseHeaders (requestId: string): Record<string, string> {
+  return { 'x-content-type-options': 'nosniff', 'x-request-id': requestId }
+}
 
 export function errorBody (apiError: ApiError): { error: number, message: string } {
   return { error: apiError.code, message: apiError.message }

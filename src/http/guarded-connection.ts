@@ -1,8 +1,8 @@
-import type { IncomingMessage, ServerResponse } from 'node:http'
+import { type IncomingMessage, Server, type ServerOptions, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
-import type { FastifyBaseLogger } from 'fastify'
 import type { RequestTurn } from './request-turns.js'
 
+export type RequestHandler = (request: IncomingMessage, response: ServerResponse) => void
 export type Exchange = readonly [IncomingMessage, ServerResponse]
 
 // A client connection as the connection guard (src/http/connection-guard.ts) keeps it.
@@ -14,8 +14,6 @@ export interface GuardedConnection {
   readonly waiting: Exchange[]
   // Whether the guard has stopped reading the connection.
   readingPaused: boolean
-  // Whether the errors Node makes when it closes go without stack traces.
-  withoutStackTraces: boolean
   // The response that will be written last on this connection so far: the one that says
   // `Connection: close` once shutdown begins, and the one a client error's answer follows.
   lastResponse: ServerResponse | undefined
@@ -27,21 +25,19 @@ export interface GuardedConnection {
   lastTurn: RequestTurn | undefined
   // When its last response finished, during shutdown.
   idleSince: number
-  // While its reading is stopped, when an answer was last written or its socket drained
-  // (performance.now()).
-  progressAt: number
 }
 
-// A connection the guard stopped reading, whose client has read none of its answers for
-// stalledMs, is closed: else a few such clients would hold the bound on waiting requests for
-// ever (Node's own timeouts end with a request's arrival).
-export function closeStalledConnections (connections: Iterable<GuardedConnection>, stalledMs: number, log: FastifyBaseLogger): void {
-  const stalledBefore = performance.now() - stalledMs
-  for (const connection of connections) {
-    if (!connection.readingPaused || connection.progressAt > stalledBefore) continue
-    log.warn({ remoteAddress: connection.socket.remoteAddress, stalledMs },
-      'connection closed: its client read none of its answers while its pipelined requests waited')
-    connection.socket.destroy()
+// Node's server, closing gently. Node's close() calls closeIdleConnections(), which resets every
+// idle keep-alive connection at once, so a request a client sent a moment before, still in
+// flight, would be lost (docs/reliability.md has the measurement); here the guard closes them
+// once they have been idle for a while.
+export class GentlyClosingServer extends Server {
+  constructor (options: ServerOptions, listener: RequestHandler, private readonly beginShutdown: () => void) {
+    super(options, listener)
+  }
+
+  override closeIdleConnections (): void {
+    this.beginShutdown()
   }
 }
 

@@ -15,8 +15,8 @@ export const parserCutCode = 'HPE_CB_HEADERS_COMPLETE'
 // stops the next one). This stops a connection's parser at the first request for which
 // `cutBefore` says so, before Node builds its response or emits it (the request object, with
 // its headers, exists): cut after its read was parsed, the connection would cost what a
-// thousand requests do. test/pipelining.test.ts fails if a Node
-// release takes this away.
+// thousand requests do (docs/reliability.md measures closing it from the request listener
+// instead). test/pipelining.test.ts fails if a Node release takes this away.
 export function cutParserWhen (socket: Socket, cutBefore: () => boolean): void {
   const parser = (socket as Socket & { parser?: HttpParser | null }).parser
   const nodeOnIncoming = parser?.onIncoming

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { commonResponseHeaders } from '../http/common-headers.js'
+import { commonResponseHeaders } from '../http/error-response.js'
 
 async function responseHeaders (app: FastifyInstance): Promise<void> {
   // A callback, not an async hook: that would cost a promise on every response.

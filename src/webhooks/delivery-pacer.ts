@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks'
-import type { RequestLoad } from '../http/request-load.js'
+import type { RequestLoad } from '../http/connection-guard.js'
 
 // The CPU time the process has used so far, in microseconds (Node's own figure; tests bring theirs).
 export type CpuTime = () => number

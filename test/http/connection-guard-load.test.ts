@@ -6,7 +6,7 @@ import { ConnectionGuard } from '../../src/http/connection-guard.js'
 
 // A guarded server whose app holds every response it is given, unanswered, for the test to answer.
 async function startGuardedServer (t: Test): Promise<{ guard: ConnectionGuard, held: ServerResponse[], port: number }> {
-  const guard = new ConnectionGuard({ maxConnections: 100, maxUnansweredRequests: 16, maxWaitingRequests: 4096, stalledConnectionMs: 30_000, shutdownIdleGraceMs: 100 }, () => ({}) as FastifyBaseLogger)
+  const guard = new ConnectionGuard({ maxConnections: 100, maxUnansweredRequests: 16, maxWaitingRequests: 4096, inactiveConnectionMs: 30_000, shutdownIdleGraceMs: 100 }, () => ({}) as FastifyBaseLogger)
   const held: ServerResponse[] = []
   const server = guard.serverFactory((_request: IncomingMessage, response: ServerResponse) => { held.push(response) }, {})
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
