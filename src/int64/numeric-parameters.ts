@@ -1,5 +1,5 @@
 import { doubleOfJsonNumber, isJsonNumber } from '../json/parse-json-exactly.js'
-import { rememberNumberSource } from './number-sources.js'
+import { rememberNumberSource } from '../json/number-sources.js'
 
 interface ParameterListSchema {
   readonly properties?: Readonly<Record<string, { readonly type?: unknown }>>

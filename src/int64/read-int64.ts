@@ -1,4 +1,4 @@
-import { numberSourceOf } from './number-sources.js'
+import { numberSourceOf } from '../json/number-sources.js'
 
 const int64Min = -(2n ** 63n)
 const int64Max = 2n ** 63n - 1n

@@ -1,5 +1,5 @@
 import { InvalidTextError, MalformedJsonError } from '../errors/api-errors.js'
-import { rememberNumberSource } from '../int64/number-sources.js'
+import { rememberNumberSource } from './number-sources.js'
 
 // A strict JSON reader for request bodies. JSON.parse cannot serve here: it rounds integers
 // beyond 2^53 (ids are int64) and silently keeps the last of duplicated keys. This reader keeps

@@ -1,4 +1,4 @@
-import { writeMember } from '../json/canonical-json.js'
+import { writeMember } from '../int64/canonical-json.js'
 import { compileRecursively, type SchemaNode, type SchemaShape, shapeOf } from './schema-shape.js'
 
 // Writes a value's member as canonical JSON (src/json/canonical-json.ts).

@@ -1,5 +1,5 @@
 import { unreachable } from '../errors/unreachable.js'
-import { isSameJson } from '../json/canonical-json.js'
+import { isSameJson } from '../int64/canonical-json.js'
 import type { BatchObserver } from './batch-observer.js'
 import { type ActiveWriterCount, type CommitBatch, GroupCommit, type GroupCommitOptions } from './group-commit.js'
 import type { Outbox, PlantChange } from './outbox.js'

@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import {
   type ApiError, InvalidTextError, MalformedJsonError,
 } from '../../src/errors/api-errors.js'
-import { numberSourceOf } from '../../src/int64/number-sources.js'
+import { numberSourceOf } from '../../src/json/number-sources.js'
 import { maxNestingDepth, parseJsonExactly } from '../../src/json/parse-json-exactly.js'
 
 // parseJsonExactly reads RFC 8259 JSON and nothing more, names the offending field in every

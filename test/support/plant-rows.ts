@@ -1,4 +1,4 @@
-import { canonicalJson } from '../../src/json/canonical-json.js'
+import { canonicalJson } from '../../src/int64/canonical-json.js'
 import type { PlantRow } from '../../src/store/plant-store.js'
 
 export interface PlantFields {

@@ -1,6 +1,6 @@
 import pg from 'pg'
 import { unreachable } from '../../errors/unreachable.js'
-import { canonicalJson } from '../../json/canonical-json.js'
+import { canonicalJson } from '../../int64/canonical-json.js'
 import { parseJsonExactly } from '../../json/parse-json-exactly.js'
 import { compareWithStored, idOf, type PlantWrite, type WriteResult } from '../batched-writes.js'
 import type { Outbox, OutboxMessage } from '../outbox.js'

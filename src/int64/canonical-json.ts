@@ -1,5 +1,5 @@
-import { readInt64 } from '../int64/read-int64.js'
-import { parseJsonExactly } from './parse-json-exactly.js'
+import { readInt64 } from './read-int64.js'
+import { parseJsonExactly } from '../json/parse-json-exactly.js'
 
 // One text per JSON value, so that two documents are equal exactly when their texts are: object
 // keys in code-unit order, no whitespace, strings as JSON.stringify writes them, an integer that
