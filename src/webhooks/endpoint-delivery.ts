@@ -1,13 +1,13 @@
+import { Webhook } from 'standardwebhooks'
 import type { DeliveryPacer } from './delivery-pacer.js'
 import type { WebhookObserver } from '../observability/service-metrics.js'
 import type { DeliveryTrace } from '../observability/tracing.js'
 import { beforeEveryMessage, type DueWebhookMessage, type LeasedWebhookEndpoint, type MessagePosition, type WebhookStore } from '../store/webhook-store.js'
 import { DeliveredMessages } from './delivered-messages.js'
-import { attemptEndsWithinMs, type AttemptOutcome, EndpointConnection } from './endpoint-connection.js'
+import { type Attempt, attemptEndsWithinMs, type AttemptOutcome, EndpointConnection } from './endpoint-connection.js'
 import { EndpointHealth } from './endpoint-health.js'
 import type { EndpointUrlPolicy } from './endpoint-url-policy.js'
 import type { RetrySchedule } from './retry-schedule.js'
-import { signatureHeader, signingKeyOf } from './webhook-signature.js'
 
 // What every endpoint's delivery shares.
 export interface DeliveryServices {
@@ -46,7 +46,11 @@ const rereadAfterMs = 25
 // schedule, or kept as failed.
 export class EndpointDelivery {
   private readonly connection: EndpointConnection
-  private keys: Buffer[] = []
+  // The signer of each secret that signs now (the previous one too, for a day after a rotation),
+  // by secret: made once per secret, since every renewal of the lease (every 2 s) hands them again.
+  private signers = new Map<string, Webhook>()
+  // The failure of every attempt while the endpoint's secret cannot sign (the library refuses it).
+  private unsignable: AttemptOutcome | undefined
   private readonly health: EndpointHealth
   // Messages in flight, or delivered and not yet deleted: not to be read again.
   private readonly inHand = new Set<number>()
@@ -75,12 +79,18 @@ export class EndpointDelivery {
     this.update(endpoint)
   }
 
-  // The endpoint as its lease was last renewed: a rotated secret signs from now on.
+  // The endpoint as its lease was last renewed: a rotated secret signs from now on. A secret the
+  // library refuses (the service writes none) fails this endpoint's attempts, and no other's.
   update (endpoint: LeasedWebhookEndpoint): void {
     this.endpoint = endpoint
-    const now = Date.now()
-    const previousSigns = endpoint.previousSecret !== null && (endpoint.previousSecretUntil ?? 0) > now
-    this.keys = [endpoint.secret, ...(previousSigns ? [endpoint.previousSecret!] : [])].map(signingKeyOf)
+    const previousSigns = endpoint.previousSecret !== null && (endpoint.previousSecretUntil ?? 0) > Date.now()
+    const secrets = previousSigns ? [endpoint.secret, endpoint.previousSecret!] : [endpoint.secret]
+    try {
+      this.signers = new Map(secrets.map((secret) => [secret, this.signers.get(secret) ?? new Webhook(secret)]))
+      this.unsignable = undefined
+    } catch (error) {
+      this.unsignable = { delivered: false, reason: `its secret cannot sign: ${error instanceof Error ? error.message : String(error)}` }
+    }
   }
 
   // Starts as many attempts as the window has room for.
@@ -156,15 +166,8 @@ export class EndpointDelivery {
   }
 
   private async attempt (message: DueWebhookMessage): Promise<void> {
-    const timestamp = Math.floor(Date.now() / 1000)
     const trace = this.services.traceDelivery(message.event, message.traceparent ?? undefined)
-    const headers: Record<string, string> = {
-      'webhook-id': message.messageId,
-      'webhook-timestamp': String(timestamp),
-      'webhook-signature': signatureHeader(this.keys, message.messageId, timestamp, message.body),
-    }
-    if (trace?.traceparent !== undefined) headers.traceparent = trace.traceparent
-    const outcome = await this.connection.send({ headers, body: message.body })
+    const outcome = this.unsignable ?? await this.connection.send(this.signed(message, trace?.traceparent))
     trace?.end(outcome.delivered ? undefined : outcome.reason)
     try {
       await this.settle(message, outcome)
@@ -176,6 +179,19 @@ export class EndpointDelivery {
       this.inHand.delete(message.seq)
       this.foundAllDueAt = undefined
     }
+  }
+
+  // Signed as Standard Webhooks v1, by its library: a signature for each secret that signs,
+  // space-separated, over the message's id, this attempt's time in seconds and the body.
+  private signed (message: DueWebhookMessage, traceparent: string | undefined): Attempt {
+    const sentAt = new Date()
+    const headers: Record<string, string> = {
+      'webhook-id': message.messageId,
+      'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
+      'webhook-signature': [...this.signers.values()].map((signer) => signer.sign(message.messageId, sentAt, message.body)).join(' '),
+    }
+    if (traceparent !== undefined) headers.traceparent = traceparent
+    return { headers, body: message.body }
   }
 
   private async settle (message: DueWebhookMessage, outcome: AttemptOutcome): Promise<void> {
