@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import type { Config } from '../config/config.js'
 import { UnknownWebhookEventError, WebhookUrlRefusedError } from '../errors/api-errors.js'
 import type { Observability } from '../observability/observability.js'
@@ -12,6 +12,7 @@ import { EndpointUrlPolicy, RefusedUrlError, type ResolveHost } from './endpoint
 import { RetrySchedule } from './retry-schedule.js'
 import { type DispatcherLogger, WebhookDispatcher } from './webhook-dispatcher.js'
 import { WebhookOutbox } from './webhook-outbox.js'
+import { newSigningSecret } from './webhook-request.js'
 
 export type WebhookSettings = Pick<Config,
   'WEBHOOK_RETRY_SCHEDULE' | 'WEBHOOK_ALLOW_LOOPBACK' | 'WEBHOOK_TIMEOUT' | 'WEBHOOK_DISABLE_AFTER'>
@@ -33,12 +34,6 @@ export interface WebhooksOptions {
 
 // After a rotation, the previous secret signs too for this long.
 const previousSecretLifetimeMs = 24 * 60 * 60 * 1000
-
-// A new signing secret, as Standard Webhooks writes one (its library makes none): `whsec_` and the
-// base64 of 32 random bytes (the standard allows 24 to 64).
-export function newSigningSecret (): string {
-  return `whsec_${randomBytes(32).toString('base64')}`
-}
 
 // The webhooks of openapi.yaml, sent from the store's outbox to the endpoints consumers register:
 // what the endpoints' operations change, and the delivery that runs while the app does.

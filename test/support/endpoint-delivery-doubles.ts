@@ -3,7 +3,7 @@ import { DeliveryPacer } from '../../src/webhooks/delivery-pacer.js'
 import type { DeliveryServices } from '../../src/webhooks/endpoint-delivery.js'
 import { EndpointUrlPolicy } from '../../src/webhooks/endpoint-url-policy.js'
 import { RetrySchedule } from '../../src/webhooks/retry-schedule.js'
-import { newSigningSecret } from '../../src/webhooks/webhooks.js'
+import { newSigningSecret } from '../../src/webhooks/webhook-request.js'
 import type { WebhookReceiver } from './webhook-receiver.js'
 
 // An outbox in memory that counts its reads and records its deletions: what an endpoint's
