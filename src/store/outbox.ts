@@ -1,18 +1,19 @@
 import type { Writer } from './active-writers.js'
-import { type PlantRow, plantWithId } from './plant-row.js'
+import type { PlantRow } from './plant-row.js'
 
 // A change the store commits that a webhook may tell of (openapi.yaml's `x-sent-when`).
 export const plantChanges = ['plant-created', 'plant-deleted'] as const
 export type PlantChange = (typeof plantChanges)[number]
 
-// One message, as the outbox keeps it until every endpoint subscribed to its event has it.
+// One message, as the outbox keeps it until every endpoint subscribed to its event has it: what
+// it tells of, from which the webhooks compose its body as they send it.
 export interface OutboxMessage {
   // `msg_` and 32 hex digits: the webhook-id of every attempt, to every endpoint.
   readonly messageId: string
   // The webhook's name in openapi.yaml.
   readonly event: string
-  // The body, written once, so that every attempt sends the same bytes.
-  readonly body: string
+  // The plant created, or deleted as it was stored.
+  readonly plant: PlantRow
   readonly traceparent: string | undefined
   // When its first attempt is due.
   readonly dueAt: number
@@ -37,12 +38,6 @@ export interface Outbox {
 }
 
 export const noOutbox: Outbox = { wants: () => false, messagesOf: () => [], webhooksOf: () => [], firstAttemptAt: (committedAt) => committedAt, committed: () => undefined }
-
-// A message's body, as Standard Webhooks lays it out: the webhook's name, the commit's time and
-// the plant.
-export function messageBody (event: string, committedAt: number, plant: PlantRow): string {
-  return `{"type":${JSON.stringify(event)},"timestamp":"${new Date(committedAt).toISOString()}","data":${plantWithId(plant)}}`
-}
 
 // The id of the index-th message of a bundle whose prefix is 24 random hex digits: `msg_` and 32
 // hex digits, as every message id.

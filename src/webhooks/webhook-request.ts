@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { Webhook } from 'standardwebhooks'
+import { plantWithId } from '../store/plant-row.js'
 import type { DueWebhookMessage, LeasedWebhookEndpoint } from '../store/webhook-store.js'
 import type { Attempt } from './endpoint-connection.js'
 
@@ -9,7 +10,14 @@ export function newSigningSecret (): string {
   return `whsec_${randomBytes(32).toString('base64')}`
 }
 
-// What an attempt sends to one endpoint: the message signed as Standard Webhooks v1, by its
+// A message's body, as openapi.yaml declares its webhooks and Standard Webhooks lays them out: the
+// webhook's name, the commit's time and the plant with its id (exact beyond 2^53). Composed from
+// what the outbox keeps, at each attempt: the same bytes every time, at every endpoint.
+export function webhookBody ({ event, committedAt, plant }: Pick<DueWebhookMessage, 'event' | 'committedAt' | 'plant'>): string {
+  return `{"type":${JSON.stringify(event)},"timestamp":"${new Date(committedAt).toISOString()}","data":${plantWithId(plant)}}`
+}
+
+// What an attempt sends to one endpoint: the message's body signed as Standard Webhooks v1, by its
 // library, with each secret that signs now: the endpoint's, and the one before its last rotation
 // until previousSecretUntil. A signer is made once per secret, not per attempt: every renewal of
 // the lease (every 2 s) hands the same secrets again.
@@ -38,12 +46,13 @@ export class EndpointSigners {
   // over the message's id, this attempt's time in seconds and the body.
   request (message: DueWebhookMessage, traceparent: string | undefined): Attempt {
     const sentAt = new Date()
+    const body = webhookBody(message)
     const headers: Record<string, string> = {
       'webhook-id': message.messageId,
       'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
-      'webhook-signature': [...this.signers.values()].map((signer) => signer.sign(message.messageId, sentAt, message.body)).join(' '),
+      'webhook-signature': [...this.signers.values()].map((signer) => signer.sign(message.messageId, sentAt, body)).join(' '),
     }
     if (traceparent !== undefined) headers.traceparent = traceparent
-    return { headers, body: message.body }
+    return { headers, body }
   }
 }

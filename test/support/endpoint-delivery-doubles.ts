@@ -42,7 +42,7 @@ export class CountingOutbox {
 
 // A newPlant message due at once, never attempted.
 export function dueMessage (seq: number, messageId: string): DueWebhookMessage {
-  return { seq, messageId, event: 'newPlant', body: '{}', traceparent: null, committedAt: 0, attempts: 0, nextAttemptAt: 0 }
+  return { seq, messageId, event: 'newPlant', plant: { id: BigInt(seq), document: '{"name":"Fern"}' }, traceparent: null, committedAt: 0, attempts: 0, nextAttemptAt: 0 }
 }
 
 // What every delivery of these tests shares, with what a test sets itself.

@@ -1,4 +1,4 @@
-import { bundledMessageId, messageBody } from '../outbox.js'
+import { bundledMessageId } from '../outbox.js'
 import type { RunPostgresQuery } from './postgres-api-token-store.js'
 
 // The bundles a batch of creates writes (migration 7, src/store/postgres/postgres-outbox-writes.ts)
@@ -26,10 +26,10 @@ const selectBundles = `SELECT seq, event, id_prefix, committed_at, due_at, plant
 const moveBundles = `WITH taken AS (
   DELETE FROM webhook_message_bundles WHERE seq = ANY ($1::bigint[]) RETURNING seq
 )
-INSERT INTO webhook_messages (endpoint_id, message_id, event, body, traceparent, committed_at, next_attempt_at)
-SELECT $2::uuid, m.message_id, m.event, m.body, m.traceparent, m.committed_at, m.due_at
-FROM unnest($3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::bigint[])
-  WITH ORDINALITY AS m (bundle_seq, message_id, event, body, traceparent, committed_at, due_at, position)
+INSERT INTO webhook_messages (endpoint_id, message_id, event, plant_id, document, traceparent, committed_at, next_attempt_at)
+SELECT $2::uuid, m.message_id, m.event, m.plant_id, m.document, m.traceparent, m.committed_at, m.due_at
+FROM unnest($3::bigint[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::text[], $9::bigint[], $10::bigint[])
+  WITH ORDINALITY AS m (bundle_seq, message_id, event, plant_id, document, traceparent, committed_at, due_at, position)
 JOIN taken ON taken.seq = m.bundle_seq
 ORDER BY m.position`
 
@@ -52,26 +52,27 @@ export async function unpackBundles (runQuery: RunPostgresQuery, endpointId: str
 }
 
 // The messages of the bundles, a column each, in order: a message's id is its bundle's prefix and
-// its place in it, its body made from the bundle's event and commit time.
+// its place in it.
 function messageColumns (bundles: readonly BundleRecord[]): unknown[] {
   const bundleSeqs: string[] = []
   const messageIds: string[] = []
   const events: string[] = []
-  const bodies: string[] = []
+  const plantIds: string[] = []
+  const documents: string[] = []
   const traceparents: Array<string | null> = []
   const committedAts: string[] = []
   const dueAts: string[] = []
   for (const bundle of bundles) {
-    const committedAt = Number(bundle.committed_at)
     bundle.plant_ids.forEach((id, index) => {
       bundleSeqs.push(bundle.seq)
       messageIds.push(bundledMessageId(bundle.id_prefix, index))
       events.push(bundle.event)
-      bodies.push(messageBody(bundle.event, committedAt, { id: BigInt(id), document: bundle.documents[index]! }))
+      plantIds.push(id)
+      documents.push(bundle.documents[index]!)
       traceparents.push(bundle.traceparents[index] ?? null)
       committedAts.push(bundle.committed_at)
       dueAts.push(bundle.due_at)
     })
   }
-  return [bundleSeqs, messageIds, events, bodies, traceparents, committedAts, dueAts]
+  return [bundleSeqs, messageIds, events, plantIds, documents, traceparents, committedAts, dueAts]
 }

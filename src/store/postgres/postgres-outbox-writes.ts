@@ -40,9 +40,9 @@ const insertPlantsWithBundles = `WITH batch AS (
 SELECT id::text AS id FROM inserted`
 // The webhooks' messages of a batch in a transaction (one with deletes).
 const insertMessages = `INSERT INTO webhook_messages
-  (endpoint_id, message_id, event, body, traceparent, committed_at, next_attempt_at)
-SELECT e.id, m.message_id, m.event, m.body, m.traceparent, $6::bigint, m.due_at
-FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[]) AS m (message_id, event, body, traceparent, due_at)
+  (endpoint_id, message_id, event, plant_id, document, traceparent, committed_at, next_attempt_at)
+SELECT e.id, m.message_id, m.event, m.plant_id, m.document, m.traceparent, $7::bigint, m.due_at
+FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::bigint[]) AS m (message_id, event, plant_id, document, traceparent, due_at)
 ${toSubscribedEndpoints}`
 
 // What a batch of creates owes each plant it inserts: a message of each of these webhooks.
@@ -79,7 +79,8 @@ export async function writeMessages (client: Queryable, messages: readonly Outbo
   await client.query(insertMessages, [
     messages.map(({ messageId }) => messageId),
     messages.map(({ event }) => event),
-    messages.map(({ body }) => body),
+    messages.map(({ plant }) => plant.id.toString()),
+    messages.map(({ plant }) => plant.document),
     messages.map(({ traceparent }) => traceparent ?? null),
     messages.map(({ dueAt }) => dueAt.toString()),
     committedAt.toString(),

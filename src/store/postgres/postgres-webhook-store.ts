@@ -5,14 +5,16 @@ import { type EndpointRecord, endpointSummaryOf, type LeaseRecord, leasedColumns
 import type { RunPostgresQuery } from './postgres-api-token-store.js'
 import { unpackBundles } from './postgres-message-bundles.js'
 
-// bigint columns come back as decimal text; every time here is well inside 2^53 milliseconds.
+// bigint columns come back as decimal text; every time here is well inside 2^53 milliseconds, and
+// a plant's id is read as a bigint.
 type Bigint = string
 
 interface MessageRecord {
   seq: Bigint
   message_id: string
   event: string
-  body: string
+  plant_id: Bigint
+  document: string
   traceparent: string | null
   committed_at: Bigint
   attempts: number
@@ -30,7 +32,7 @@ const selectEndpoints = `SELECT e.id, e.url, e.events, e.created_at, e.disabled_
 const leaseEndpoints = `UPDATE webhook_endpoints SET lease_owner = $1, lease_until = $2
   WHERE disabled_at IS NULL AND (lease_owner = $1 OR lease_until IS NULL OR lease_until < $3)
   RETURNING ${leasedColumns}`
-const selectDue = `SELECT seq, message_id, event, body, traceparent, committed_at, attempts, next_attempt_at
+const selectDue = `SELECT seq, message_id, event, plant_id, document, traceparent, committed_at, attempts, next_attempt_at
   FROM webhook_messages WHERE endpoint_id = $1 AND next_attempt_at <= $2 AND (next_attempt_at, seq) > ($3, $4)
   ORDER BY next_attempt_at, seq LIMIT $5`
 // The endpoint's messages, bundled or not, go with it, in the same statement.
@@ -137,7 +139,7 @@ export class PostgresWebhookStore implements WebhookStore {
       seq: Number(record.seq),
       messageId: record.message_id,
       event: record.event,
-      body: record.body,
+      plant: { id: BigInt(record.plant_id), document: record.document },
       traceparent: record.traceparent,
       committedAt: Number(record.committed_at),
       attempts: record.attempts,
