@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import type { Writer } from './active-writers.js'
 import type { PlantRow } from './plant-row.js'
 
@@ -43,6 +44,27 @@ export const noOutbox: Outbox = { wants: () => false, messagesOf: () => [], webh
 // hex digits, as every message id.
 export function bundledMessageId (prefix: string, index: number): string {
   return `msg_${prefix}${index.toString(16).padStart(8, '0')}`
+}
+
+// The random prefixes of bundles, 12 random bytes each, taken from a pool filled 256 at a time:
+// a call to randomBytes for each bundle cost a create almost a microsecond (a bundle holds the few
+// creates of one batch).
+const prefixBytes = 12
+const prefixesPerFill = 256
+
+export class MessageIdPrefixes {
+  private pool = Buffer.alloc(0)
+  private offset = 0
+
+  next (): string {
+    if (this.offset >= this.pool.length) {
+      this.pool = randomBytes(prefixBytes * prefixesPerFill)
+      this.offset = 0
+    }
+    const prefix = this.pool.toString('hex', this.offset, this.offset + prefixBytes)
+    this.offset += prefixBytes
+    return prefix
+  }
 }
 
 // What a write carries besides the plant: the trace of the request that made it, sent on with

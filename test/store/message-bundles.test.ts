@@ -17,7 +17,7 @@ import { testFolder } from '../support/test-folder.js'
 // A batch's webhook messages are written as bundles, one per webhook and endpoint, and unpacked
 // into a row per message by the instance delivering them: on SQLite every batch's
 // (src/store/sqlite/message-bundles.ts), on PostgreSQL a batch of creates'
-// (src/store/postgres/postgres-message-bundles.ts). What is read back is what a row per message
+// (src/store/postgres/postgres-outbox-writes.ts). What is read back is what a row per message
 // gave: every message, its plant, one id per message shared by every endpoint, and counts that
 // include the messages still bundled.
 

@@ -1,5 +1,4 @@
-import { MessageIdPrefixes } from '../message-id-prefixes.js'
-import { bundledMessageId, type Outbox, type PlantChange } from '../outbox.js'
+import { bundledMessageId, MessageIdPrefixes, type Outbox, type PlantChange } from '../outbox.js'
 import type { PlantRow } from '../plant-row.js'
 import { commitWithoutFsync } from './commit-without-fsync.js'
 import type { Database } from './sqlite-driver.js'
