@@ -54,11 +54,9 @@ export async function storeBacklog (filename: string, url: string): Promise<numb
     const now = Date.now()
     database.prepare('INSERT INTO webhook_endpoints (id, url, secret, created_at) VALUES (?, ?, ?, ?)')
       .run('00000000-0000-4000-8000-000000000001', url, `whsec_${Buffer.alloc(32, 7).toString('base64')}`, now)
-    database.exec(`INSERT INTO webhook_messages (endpoint_id, message_id, event, body, committed_at, next_attempt_at)
+    database.exec(`INSERT INTO webhook_messages (endpoint_id, message_id, event, plant_id, document, committed_at, next_attempt_at)
       WITH RECURSIVE counter (x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM counter WHERE x < ${backlogSize})
-      SELECT '00000000-0000-4000-8000-000000000001', printf('msg_%032x', x), 'newPlant',
-        '{"type":"newPlant","timestamp":"' || strftime('%Y-%m-%dT%H:%M:%fZ', 'now') || '","data":{"id":' || x || ',"name":"Fern","tag":"shade"}}',
-        ${now}, ${now}
+      SELECT '00000000-0000-4000-8000-000000000001', printf('msg_%032x', x), 'newPlant', x, '{"name":"Fern","tag":"shade"}', ${now}, ${now}
       FROM counter`)
   })
 }

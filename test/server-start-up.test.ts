@@ -86,13 +86,13 @@ t.test('a start logs one summary (listening URL, API reference, store, migration
   t.same(lines.filter((line) => line.level >= 40), [], 'no warning or error')
   t.same(lines.map((line) => line.msg), [
     `Server listening at ${first.baseUrl}; API reference at ${first.baseUrl}/api/docs; ` +
-      `store: SQLite file ${folder}/plants.db, schema version 8, migrations 1, 2, 3, 4, 5, 6, 7, 8 applied now`,
+      `store: SQLite file ${folder}/plants.db, schema version 9, migrations 1, 2, 3, 4, 5, 6, 7, 8, 9 applied now`,
   ], 'one line says it all')
   first.child.kill('SIGTERM')
   t.equal(await first.exited, 0)
 
   const second = await startServer(t, { DATABASE_URL: `sqlite:${folder}/plants.db`, API_TOKENS: configuredToken })
-  t.match(second.output(), `store: SQLite file ${folder}/plants.db, schema version 8, up to date"`, 'a later start applies none')
+  t.match(second.output(), `store: SQLite file ${folder}/plants.db, schema version 9, up to date"`, 'a later start applies none')
 })
 
 t.test('LOG_FORMAT=pretty logs readable lines; JSON is the default when standard output is not a terminal', async (t) => {

@@ -215,4 +215,29 @@ export const migrations: readonly Migration[] = [
     postgres: `ALTER TABLE webhook_endpoints ADD COLUMN failures_in_a_row integer NOT NULL DEFAULT 0,
                  ADD COLUMN resting_until bigint, ADD COLUMN rest_recorded_at bigint`,
   },
+  {
+    // A message keeps what it tells of, as the store keeps it: the plant's id and document; its
+    // body is composed from them, the event and the commit's time by the webhooks
+    // (src/webhooks/), the same bytes at every attempt. The rows written before, each with its
+    // body, are rewritten so: the body was `{"type":…,"timestamp":…,"data":{"id":<id>,<the
+    // document's members>}}`, so the id is the integer after `,"data":{"id":` and the document
+    // the members after it; composed again, the body is the one they held, byte for byte. (SQLite
+    // adds no column NOT NULL without a default; the store writes both in every row.) A release
+    // before this one reads and writes bodies: it cannot run beside this one (upgrade every
+    // instance together), nor be rolled back to.
+    version: 9,
+    name: 'webhook messages keep their plant, not their body',
+    sqlite: `ALTER TABLE webhook_messages ADD COLUMN plant_id INTEGER;
+             ALTER TABLE webhook_messages ADD COLUMN document TEXT;
+             UPDATE webhook_messages SET document = substr(body, instr(body, ',"data":{"id":') + 14);
+             UPDATE webhook_messages SET plant_id = CAST(document AS INTEGER), document = CASE WHEN instr(document, ',') = 0 THEN '{}'
+               ELSE '{' || substr(document, instr(document, ',') + 1, length(document) - instr(document, ',') - 1) END;
+             ALTER TABLE webhook_messages DROP COLUMN body`,
+    postgres: `ALTER TABLE webhook_messages ADD COLUMN plant_id bigint, ADD COLUMN document text;
+               UPDATE webhook_messages SET document = substr(body, strpos(body, ',"data":{"id":') + 14);
+               UPDATE webhook_messages SET plant_id = rtrim(split_part(document, ',', 1), '}')::bigint,
+                 document = CASE WHEN strpos(document, ',') = 0 THEN '{}'
+                   ELSE '{' || substr(document, strpos(document, ',') + 1, length(document) - strpos(document, ',') - 1) END;
+               ALTER TABLE webhook_messages ALTER COLUMN plant_id SET NOT NULL, ALTER COLUMN document SET NOT NULL, DROP COLUMN body`,
+  },
 ]

@@ -1,17 +1,19 @@
-import { type PlantRow, plantWithId } from './plant-row.js'
+import { randomBytes } from 'node:crypto'
+import type { PlantRow } from './plant-row.js'
 
 // A change the store commits that a webhook may tell of (openapi.yaml's `x-sent-when`).
 export const plantChanges = ['plant-created', 'plant-deleted'] as const
 export type PlantChange = (typeof plantChanges)[number]
 
-// One message, as the outbox keeps it until every endpoint subscribed to its event has it.
+// One message, as the outbox keeps it until every endpoint subscribed to its event has it: what
+// it tells of, from which the webhooks compose its body as they send it.
 export interface OutboxMessage {
   // `msg_` and 32 hex digits: the webhook-id of every attempt, to every endpoint.
   readonly messageId: string
   // The webhook's name in openapi.yaml.
   readonly event: string
-  // The body, written once, so that every attempt sends the same bytes.
-  readonly body: string
+  // The plant created, or deleted as it was stored.
+  readonly plant: PlantRow
   readonly traceparent: string | undefined
   // When its first attempt is due.
   readonly dueAt: number
@@ -37,14 +39,29 @@ export interface Outbox {
 
 export const noOutbox: Outbox = { wants: () => false, messagesOf: () => [], webhooksOf: () => [], firstAttemptAt: (committedAt) => committedAt, committed: () => undefined }
 
-// A message's body, as Standard Webhooks lays it out: the webhook's name, the commit's time and
-// the plant.
-export function messageBody (event: string, committedAt: number, plant: PlantRow): string {
-  return `{"type":${JSON.stringify(event)},"timestamp":"${new Date(committedAt).toISOString()}","data":${plantWithId(plant)}}`
-}
-
 // The id of the index-th message of a bundle whose prefix is 24 random hex digits: `msg_` and 32
 // hex digits, as every message id.
 export function bundledMessageId (prefix: string, index: number): string {
   return `msg_${prefix}${index.toString(16).padStart(8, '0')}`
+}
+
+// The random prefixes of bundles, 12 random bytes each, taken from a pool filled 256 at a time:
+// a call to randomBytes for each bundle cost a create almost a microsecond (a bundle holds the few
+// creates of one batch).
+const prefixBytes = 12
+const prefixesPerFill = 256
+
+export class MessageIdPrefixes {
+  private pool = Buffer.alloc(0)
+  private offset = 0
+
+  next (): string {
+    if (this.offset >= this.pool.length) {
+      this.pool = randomBytes(prefixBytes * prefixesPerFill)
+      this.offset = 0
+    }
+    const prefix = this.pool.toString('hex', this.offset, this.offset + prefixBytes)
+    this.offset += prefixBytes
+    return prefix
+  }
 }

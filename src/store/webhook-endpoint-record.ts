@@ -20,6 +20,22 @@ export interface EndpointRecord {
   failed: IntegerColumn
 }
 
+// Every endpoint, oldest first, with the messages it is owed (rows waiting for an attempt, and
+// those still bundled) and those that failed every attempt: the same statement on both backends.
+export const selectEndpointsWithCounts = `SELECT e.id, e.url, e.events, e.created_at, e.disabled_at, e.disabled_reason,
+    e.last_failure_at, e.last_failure_reason,
+    (SELECT count(*) FROM webhook_messages m WHERE m.endpoint_id = e.id AND m.next_attempt_at IS NOT NULL)
+      + (SELECT coalesce(sum(b.message_count), 0) FROM webhook_message_bundles b WHERE b.endpoint_id = e.id) AS pending,
+    (SELECT count(*) FROM webhook_messages m WHERE m.endpoint_id = e.id AND m.next_attempt_at IS NULL) AS failed
+  FROM webhook_endpoints e ORDER BY e.created_at, e.id`
+
+// The messages waiting, over every endpoint: only what an enabled endpoint is owed. Rows left by a
+// deleted endpoint wait for no one but the sweep, and a disabled endpoint is sent nothing more.
+export const countPendingMessages = `SELECT (SELECT count(*) FROM webhook_messages m WHERE m.next_attempt_at IS NOT NULL
+      AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = m.endpoint_id AND e.disabled_at IS NULL))
+  + (SELECT coalesce(sum(b.message_count), 0) FROM webhook_message_bundles b
+      WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = b.endpoint_id AND e.disabled_at IS NULL)) AS count`
+
 // A disabled endpoint is sent nothing more, and none is enabled again (its URL is registered
 // anew): what it was still owed will never be delivered, so it is counted as failed, not pending.
 export function endpointSummaryOf (record: EndpointRecord): WebhookEndpointSummary {

@@ -1,5 +1,7 @@
+import type { PlantRow } from './plant-row.js'
+
 // The webhook endpoints consumers register and the messages each is owed, in the plants'
-// database (src/store/migrations.ts, versions 5 to 8). Times are milliseconds since the Unix epoch.
+// database (src/store/migrations.ts, versions 5 to 9). Times are milliseconds since the Unix epoch.
 // Every backend implements this and passes the shared suite in test/store/.
 
 export interface NewWebhookEndpointRow {
@@ -50,11 +52,12 @@ export interface EndpointFailure {
   readonly restingUntil: number | null
 }
 
+// A message as the outbox keeps it: what it tells of, not its body, which the webhooks compose.
 export interface DueWebhookMessage {
   readonly seq: number
   readonly messageId: string
   readonly event: string
-  readonly body: string
+  readonly plant: PlantRow
   readonly traceparent: string | null
   readonly committedAt: number
   // The attempts made so far.

@@ -5,12 +5,14 @@ import { type Dispatcher, errors, Pool } from 'undici'
 import { longestRetryWaitSeconds } from '../config/settings.js'
 import { type EndpointUrlPolicy, hostOf, RefusedUrlError } from './endpoint-url-policy.js'
 
-// What one attempt came to. A failure says why in words a person reads in the endpoint's
-// lastFailure, whether the endpoint said it is gone for good (410), and when it asked to be
-// tried again (Retry-After of a 429 or 503).
+// What one attempt came to: delivered (a 2xx); gone, the endpoint saying it is gone for good
+// (410); or failed, for any other reason, and then when the endpoint asked to be tried again
+// (Retry-After of a 429 or 503). A failure says why in words a person reads in the endpoint's
+// lastFailure.
 export type AttemptOutcome =
-  | { readonly delivered: true }
-  | { readonly delivered: false, readonly reason: string, readonly gone?: boolean, readonly retryAfterMs?: number }
+  | { readonly kind: 'delivered' }
+  | { readonly kind: 'gone', readonly reason: string }
+  | { readonly kind: 'failed', readonly reason: string, readonly retryAfterMs?: number }
 
 export interface Attempt {
   readonly headers: Readonly<Record<string, string>>
@@ -70,7 +72,7 @@ export class EndpointConnection {
       const { statusCode, retryAfter } = await this.post({ headers, body })
       return outcomeOf(statusCode, retryAfter)
     } catch (error) {
-      return { delivered: false, reason: this.reasonOf(error) }
+      return { kind: 'failed', reason: this.reasonOf(error) }
     }
   }
 
@@ -150,11 +152,11 @@ export class EndpointConnection {
 }
 
 function outcomeOf (status: number, retryAfter: string | string[] | undefined): AttemptOutcome {
-  if (status >= 200 && status < 300) return { delivered: true }
-  if (status >= 300 && status < 400) return { delivered: false, reason: `answered ${status} (redirects are not followed)` }
-  if (status === 410) return { delivered: false, reason: 'answered 410 Gone', gone: true }
+  if (status >= 200 && status < 300) return { kind: 'delivered' }
+  if (status >= 300 && status < 400) return { kind: 'failed', reason: `answered ${status} (redirects are not followed)` }
+  if (status === 410) return { kind: 'gone', reason: 'answered 410 Gone' }
   const retryAfterMs = status === 429 || status === 503 ? retryAfterMsOf(retryAfter) : undefined
-  return retryAfterMs === undefined ? { delivered: false, reason: `answered ${status}` } : { delivered: false, reason: `answered ${status}`, retryAfterMs }
+  return retryAfterMs === undefined ? { kind: 'failed', reason: `answered ${status}` } : { kind: 'failed', reason: `answered ${status}`, retryAfterMs }
 }
 
 // Retry-After is seconds or an HTTP date (RFC 9110 §10.2.3); anything else is ignored. A wait

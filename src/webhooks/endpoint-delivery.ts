@@ -1,3 +1,4 @@
+import { unreachable } from '../errors/unreachable.js'
 import type { DeliveryPacer } from './delivery-pacer.js'
 import type { WebhookObserver } from '../observability/service-metrics.js'
 import type { DeliveryTrace } from '../observability/tracing.js'
@@ -7,7 +8,7 @@ import { attemptEndsWithinMs, type AttemptOutcome, EndpointConnection } from './
 import { EndpointHealth } from './endpoint-health.js'
 import type { EndpointUrlPolicy } from './endpoint-url-policy.js'
 import type { RetrySchedule } from './retry-schedule.js'
-import { signatureHeader, signingKeyOf } from './webhook-signature.js'
+import { EndpointSigners } from './webhook-request.js'
 
 // What every endpoint's delivery shares.
 export interface DeliveryServices {
@@ -46,7 +47,7 @@ const rereadAfterMs = 25
 // schedule, or kept as failed.
 export class EndpointDelivery {
   private readonly connection: EndpointConnection
-  private keys: Buffer[] = []
+  private readonly signers: EndpointSigners
   private readonly health: EndpointHealth
   // Messages in flight, or delivered and not yet deleted: not to be read again.
   private readonly inHand = new Set<number>()
@@ -72,21 +73,19 @@ export class EndpointDelivery {
     this.delivered = new DeliveredMessages(async (seqs) => services.store.deleteMessages(this.endpoint.id, seqs), (seqs) => {
       for (const seq of seqs) this.inHand.delete(seq)
     })
-    this.update(endpoint)
+    this.signers = new EndpointSigners(endpoint)
   }
 
   // The endpoint as its lease was last renewed: a rotated secret signs from now on.
   update (endpoint: LeasedWebhookEndpoint): void {
     this.endpoint = endpoint
-    const now = Date.now()
-    const previousSigns = endpoint.previousSecret !== null && (endpoint.previousSecretUntil ?? 0) > now
-    this.keys = [endpoint.secret, ...(previousSigns ? [endpoint.previousSecret!] : [])].map(signingKeyOf)
+    this.signers.update(endpoint)
   }
 
   // Starts as many attempts as the window has room for.
   async pump (now: number, settled: () => void): Promise<void> {
-    if (this.disabled || this.health.resting(now)) return
-    const window = this.health.window()
+    const window = this.health.window(now)
+    if (this.disabled || window === 0) return
     if (this.queue.length === 0 && this.inFlight < window && !this.reading && this.mayFindMoreDue(now)) {
       this.reading = true
       const outboxCommits = this.services.outboxCommitsHere()
@@ -156,58 +155,68 @@ export class EndpointDelivery {
   }
 
   private async attempt (message: DueWebhookMessage): Promise<void> {
-    const timestamp = Math.floor(Date.now() / 1000)
     const trace = this.services.traceDelivery(message.event, message.traceparent ?? undefined)
-    const headers: Record<string, string> = {
-      'webhook-id': message.messageId,
-      'webhook-timestamp': String(timestamp),
-      'webhook-signature': signatureHeader(this.keys, message.messageId, timestamp, message.body),
-    }
-    if (trace?.traceparent !== undefined) headers.traceparent = trace.traceparent
-    const outcome = await this.connection.send({ headers, body: message.body })
-    trace?.end(outcome.delivered ? undefined : outcome.reason)
+    // A secret that cannot sign fails this endpoint's attempts, and no other endpoint's.
+    const { refusal } = this.signers
+    const outcome: AttemptOutcome = refusal === undefined
+      ? await this.connection.send(this.signers.request(message, trace?.traceparent))
+      : { kind: 'failed', reason: refusal }
+    trace?.end(outcome.kind === 'delivered' ? undefined : outcome.reason)
     try {
       await this.settle(message, outcome)
     } catch {
       // The store could not record the outcome (unavailable). A delivered message is among those
       // to delete already, and stays in hand; a failed one stays due, and is attempted again, with
       // the same webhook-id.
-      if (outcome.delivered) return
+      if (outcome.kind === 'delivered') return
       this.inHand.delete(message.seq)
       this.foundAllDueAt = undefined
     }
   }
 
   private async settle (message: DueWebhookMessage, outcome: AttemptOutcome): Promise<void> {
-    const { store, schedule, observer } = this.services
+    const { observer } = this.services
     const now = Date.now()
-    if (outcome.delivered) {
-      this.delivered.add(message.seq)
-      observer?.attempted(message.event, 'delivered')
-      observer?.delivered(message.event, Math.max(0, now - message.committedAt) / 1000)
-      // Once let go, the endpoint's record is its next holder's to keep.
-      if (!this.letGo) await this.health.delivered()
-      return
-    }
-    if (this.disabled || this.letGo) {
+    if (outcome.kind !== 'delivered' && (this.disabled || this.letGo)) {
       // Disabled while this attempt was in flight (another attempt's 410): its messages are
       // failed with it, and an attempt cut short as its connections close is no failure of the
       // endpoint's, to be its last failure. Let go (leased elsewhere, or the service stopping):
       // the message is the next holder's, and so are the endpoint's failures and rest.
-      observer?.attempted(message.event, outcome.gone === true && this.disabled ? 'gone' : 'failed')
+      observer?.attempted(message.event, outcome.kind === 'gone' && this.disabled ? 'gone' : 'failed')
       this.inHand.delete(message.seq)
       return
     }
-    await this.health.failed(now, outcome.reason, outcome.retryAfterMs)
-    if (outcome.gone === true) {
-      observer?.attempted(message.event, 'gone')
-      await this.disable(now, 'it answered 410 Gone')
-      this.inHand.delete(message.seq)
-      return
+    switch (outcome.kind) {
+      case 'delivered':
+        this.delivered.add(message.seq)
+        observer?.attempted(message.event, 'delivered')
+        observer?.delivered(message.event, Math.max(0, now - message.committedAt) / 1000)
+        // Once let go, the endpoint's record is its next holder's to keep.
+        if (!this.letGo) await this.health.delivered()
+        return
+      case 'gone':
+        await this.health.failed(now, outcome.reason, undefined)
+        observer?.attempted(message.event, 'gone')
+        await this.disable(now, 'it answered 410 Gone')
+        this.inHand.delete(message.seq)
+        return
+      case 'failed':
+        await this.health.failed(now, outcome.reason, outcome.retryAfterMs)
+        await this.reschedule(message, now, outcome.retryAfterMs)
+        return
+      default:
+        return unreachable(outcome)
     }
+  }
+
+  // The message is due again as the schedule says (and no sooner than a Retry-After asked), or
+  // failed for good once the schedule is spent; the endpoint is disabled once it has failed for
+  // WEBHOOK_DISABLE_AFTER.
+  private async reschedule (message: DueWebhookMessage, now: number, retryAfterMs: number | undefined): Promise<void> {
+    const { store, schedule, observer } = this.services
     const attempts = message.attempts + 1
     let nextAttemptAt = schedule.nextAttemptAt(attempts, now)
-    if (outcome.retryAfterMs !== undefined && nextAttemptAt !== null) nextAttemptAt = Math.max(nextAttemptAt, now + outcome.retryAfterMs)
+    if (retryAfterMs !== undefined && nextAttemptAt !== null) nextAttemptAt = Math.max(nextAttemptAt, now + retryAfterMs)
     await store.rescheduleMessage(this.endpoint.id, message.seq, attempts, nextAttemptAt)
     observer?.attempted(message.event, nextAttemptAt === null ? 'exhausted' : 'failed')
     this.inHand.delete(message.seq)

@@ -1,3 +1,4 @@
+import { unreachable } from '../errors/unreachable.js'
 import type { LeasedWebhookEndpoint, WebhookStore } from '../store/webhook-store.js'
 import { maxInFlightPerEndpoint } from './endpoint-connection.js'
 import type { RetrySchedule } from './retry-schedule.js'
@@ -28,13 +29,21 @@ export class EndpointHealth {
     this.restingUntil = leased.restingUntil ?? 0
   }
 
-  resting (now: number): boolean {
-    return now < this.restingUntil
+  // How many attempts may be in flight: none while the endpoint rests; one while it is probed,
+  // after failuresBeforeRest failures in a row, until one is delivered; else as many as it may have.
+  window (now: number): number {
+    const state = this.state(now)
+    switch (state) {
+      case 'resting': return 0
+      case 'probed': return 1
+      case 'open': return maxInFlightPerEndpoint
+      default: return unreachable(state)
+    }
   }
 
-  // How many attempts may be in flight at once.
-  window (): number {
-    return this.failuresInARow >= failuresBeforeRest ? 1 : maxInFlightPerEndpoint
+  private state (now: number): 'resting' | 'probed' | 'open' {
+    if (now < this.restingUntil) return 'resting'
+    return this.failuresInARow >= failuresBeforeRest ? 'probed' : 'open'
   }
 
   // Since when every attempt has failed (null: the last was delivered).

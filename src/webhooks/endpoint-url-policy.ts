@@ -1,6 +1,7 @@
 import { lookup } from 'node:dns/promises'
 import { isIP, type LookupFunction } from 'node:net'
-import { isLoopback, nonPublicKind } from './public-address.js'
+import { unreachable } from '../errors/unreachable.js'
+import { isLoopback, loopback, nonPublicKind } from './public-address.js'
 
 export interface ResolvedAddress {
   readonly address: string
@@ -31,11 +32,25 @@ const withAuthority = /^https?:\/\/[^/\\]/i
 // registration and to a private one later (DNS rebinding) is refused.
 export type LoopbackPolicy = 'false' | 'true' | 'only'
 
+// What each setting allows of the loopback addresses: whether they may be sent to, and whether
+// nothing else may.
+function loopbackRules (loopback: LoopbackPolicy): { readonly allowed: boolean, readonly only: boolean } {
+  switch (loopback) {
+    case 'false': return { allowed: false, only: false }
+    case 'true': return { allowed: true, only: false }
+    case 'only': return { allowed: true, only: true }
+    default: return unreachable(loopback)
+  }
+}
+
 export class EndpointUrlPolicy {
   private readonly allowLoopback: boolean
+  private readonly loopbackOnly: boolean
 
-  constructor (private readonly loopback: LoopbackPolicy, private readonly resolve: ResolveHost = systemResolver) {
-    this.allowLoopback = loopback !== 'false'
+  constructor (loopback: LoopbackPolicy, private readonly resolve: ResolveHost = systemResolver) {
+    const rules = loopbackRules(loopback)
+    this.allowLoopback = rules.allowed
+    this.loopbackOnly = rules.only
   }
 
   // The URL, or a RefusedUrlError that says why not.
@@ -65,7 +80,7 @@ export class EndpointUrlPolicy {
   async addressesOf (url: URL): Promise<readonly ResolvedAddress[]> {
     const host = hostOf(url)
     const family = isIP(host)
-    if (this.loopback === 'only' && !(family !== 0 && isLoopback(host))) {
+    if (this.loopbackOnly && !(family !== 0 && isLoopback(host))) {
       throw new RefusedUrlError(`its host ${host} is not a loopback address, the only ones allowed here (WEBHOOK_ALLOW_LOOPBACK=only)`)
     }
     const addresses = family !== 0 ? [{ address: host, family }] : await this.resolved(host)
@@ -96,7 +111,7 @@ export class EndpointUrlPolicy {
 
   private checkAddress (host: string, address: string): void {
     const kind = nonPublicKind(address)
-    if (kind === undefined || (this.allowLoopback && kind === 'a loopback address')) return
+    if (kind === undefined || (this.allowLoopback && kind === loopback)) return
     const resolvedTo = host === address ? '' : ` resolves to ${address}, which`
     throw new RefusedUrlError(`its host ${host}${resolvedTo} is ${kind}`)
   }

@@ -8,10 +8,16 @@ import { BlockList, isIP } from 'node:net'
 // refused rather than reached.
 type Subnet = readonly [network: string, prefix: number]
 
-const loopback = 'a loopback address'
+// What keeps an address from being public, in the words of the refusal: a range's name, or a
+// name for an IPv6 address by the IPv4 address it stands for.
+export type NonPublicKind =
+  | 'a loopback address' | 'a private address' | 'a link-local address' | 'a shared (CGNAT) address' | 'a multicast address'
+  | 'a unique-local address' | 'not a public address' | 'not an IP address' | `not a public address (it stands for ${string})`
+
+export const loopback = 'a loopback address'
 const notPublic = 'not a public address'
 
-const ipv4Ranges: ReadonlyArray<readonly [string, readonly Subnet[]]> = [
+const ipv4Ranges: ReadonlyArray<readonly [NonPublicKind, readonly Subnet[]]> = [
   [loopback, [['127.0.0.0', 8]]],
   ['a private address', [['10.0.0.0', 8], ['172.16.0.0', 12], ['192.168.0.0', 16]]],
   ['a link-local address', [['169.254.0.0', 16]]],
@@ -24,7 +30,7 @@ const ipv4Ranges: ReadonlyArray<readonly [string, readonly Subnet[]]> = [
 ]
 
 // Outside global unicast: named where the name helps whoever reads the refusal.
-const ipv6NamedRanges: ReadonlyArray<readonly [string, readonly Subnet[]]> = [
+const ipv6NamedRanges: ReadonlyArray<readonly [NonPublicKind, readonly Subnet[]]> = [
   [loopback, [['::1', 128]]],
   ['a link-local address', [['fe80::', 10]]],
   ['a multicast address', [['ff00::', 8]]],
@@ -82,7 +88,7 @@ function ipv6Groups (address: string): number[] | undefined {
 }
 
 // What keeps the address from being public ("a private address"), or undefined when it is one.
-export function nonPublicKind (address: string): string | undefined {
+export function nonPublicKind (address: string): NonPublicKind | undefined {
   const family = isIP(address)
   if (family === 0) return 'not an IP address'
   // A zone (fe80::1%eth0) names an interface of this machine: no URL or name resolves to one.

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { WebhookDefinition } from '../openapi/webhook-definitions.js'
-import { messageBody, type Outbox, type OutboxMessage, type PlantChange } from '../store/outbox.js'
+import type { Outbox, OutboxMessage, PlantChange } from '../store/outbox.js'
 import type { PlantRow } from '../store/plant-store.js'
 import type { RetrySchedule } from './retry-schedule.js'
 
@@ -42,14 +42,15 @@ export class WebhookOutbox implements Outbox {
     return this.wanted.has(change)
   }
 
-  // The body is written here, once; the store keeps it, so that every attempt sends the same bytes.
+  // The store keeps each message's plant; its body is composed as it is sent
+  // (src/webhooks/webhook-request.ts), the same bytes at every attempt.
   messagesOf (change: PlantChange, plant: PlantRow, committedAt: number, traceparent: string | undefined): readonly OutboxMessage[] {
     const definitions = this.wanted.get(change)
     if (definitions === undefined) return []
     return definitions.map(({ name }) => ({
       messageId: `msg_${randomUUID().replaceAll('-', '')}`,
       event: name,
-      body: messageBody(name, committedAt, plant),
+      plant,
       traceparent,
       dueAt: this.schedule.firstAttemptAt(committedAt),
     }))

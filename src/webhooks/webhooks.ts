@@ -12,7 +12,7 @@ import { EndpointUrlPolicy, RefusedUrlError, type ResolveHost } from './endpoint
 import { RetrySchedule } from './retry-schedule.js'
 import { type DispatcherLogger, WebhookDispatcher } from './webhook-dispatcher.js'
 import { WebhookOutbox } from './webhook-outbox.js'
-import { newSigningSecret } from './webhook-signature.js'
+import { newSigningSecret } from './webhook-request.js'
 
 export type WebhookSettings = Pick<Config,
   'WEBHOOK_RETRY_SCHEDULE' | 'WEBHOOK_ALLOW_LOOPBACK' | 'WEBHOOK_TIMEOUT' | 'WEBHOOK_DISABLE_AFTER'>

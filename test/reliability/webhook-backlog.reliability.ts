@@ -34,10 +34,9 @@ async function storeWithBacklog (filename: string): Promise<void> {
   await store.close()
   const database = new Database(filename)
   try {
-    database.exec(`INSERT INTO webhook_messages (endpoint_id, message_id, event, body, committed_at, next_attempt_at)
+    database.exec(`INSERT INTO webhook_messages (endpoint_id, message_id, event, plant_id, document, committed_at, next_attempt_at)
       WITH RECURSIVE counter (x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM counter WHERE x < ${backlog})
-      SELECT '${endpointId}', printf('msg_%032x', x), 'newPlant',
-        '{"type":"newPlant","timestamp":"2026-01-01T00:00:00.000Z","data":{"id":' || x || ',"name":"Fern"}}', ${Date.now()}, ${Date.now()}
+      SELECT '${endpointId}', printf('msg_%032x', x), 'newPlant', x, '{"name":"Fern"}', ${Date.now()}, ${Date.now()}
       FROM counter`)
   } finally {
     database.close()

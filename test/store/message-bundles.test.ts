@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import pg from 'pg'
 import t, { type Test } from 'tap'
 import { applyMigrations } from '../../src/store/migration-runner.js'
-import { messageBody, type Outbox, type PlantChange } from '../../src/store/outbox.js'
+import type { Outbox, PlantChange } from '../../src/store/outbox.js'
 import type { PlantStore } from '../../src/store/plant-store.js'
 import { postgresMigrationConnection } from '../../src/store/postgres/postgres-migrations.js'
 import { PostgresPlantStore } from '../../src/store/postgres/postgres-plant-store.js'
@@ -17,8 +17,8 @@ import { testFolder } from '../support/test-folder.js'
 // A batch's webhook messages are written as bundles, one per webhook and endpoint, and unpacked
 // into a row per message by the instance delivering them: on SQLite every batch's
 // (src/store/sqlite/message-bundles.ts), on PostgreSQL a batch of creates'
-// (src/store/postgres/postgres-message-bundles.ts). What is read back is what a row per message
-// gave: every message, its body, one id per message shared by every endpoint, and counts that
+// (src/store/postgres/postgres-outbox-writes.ts). What is read back is what a row per message
+// gave: every message, its plant, one id per message shared by every endpoint, and counts that
 // include the messages still bundled.
 
 const now = 1_000_000
@@ -30,7 +30,7 @@ const outbox: Outbox = {
   wants: () => true,
   // PostgreSQL's batches with deletes write a row per message.
   messagesOf: (change, plant, committedAt, traceparent) => [{
-    messageId: `msg_${randomUUID().replaceAll('-', '')}`, event: webhookOf[change], body: messageBody(webhookOf[change], committedAt, plant), traceparent, dueAt: committedAt,
+    messageId: `msg_${randomUUID().replaceAll('-', '')}`, event: webhookOf[change], plant, traceparent, dueAt: committedAt,
   }],
   webhooksOf: (change) => [webhookOf[change]],
   firstAttemptAt: (committedAt) => committedAt,
@@ -44,7 +44,7 @@ async function storeWithEndpoints (store: PlantStore): Promise<PlantStore> {
   return store
 }
 
-const plantIdOf = (message: DueWebhookMessage): number => (JSON.parse(message.body) as { data: { id: number } }).data.id
+const plantIdOf = (message: DueWebhookMessage): number => Number(message.plant.id)
 
 function testBundles (t: Test, openStore: (t: Test) => Promise<PlantStore>): void {
   t.test('a batch of creates is owed, read and counted as one message per plant', async (t) => {
@@ -60,7 +60,7 @@ function testBundles (t: Test, openStore: (t: Test) => Promise<PlantStore>): voi
     for (const message of due) {
       t.equal(message.event, 'newPlant')
       t.match(message.messageId, /^msg_[0-9a-f]{32}$/)
-      t.equal(message.body, messageBody('newPlant', message.committedAt, plantRow({ id: BigInt(plantIdOf(message)), name: `Fern ${plantIdOf(message)}` })))
+      t.same(message.plant, plantRow({ id: message.plant.id, name: `Fern ${message.plant.id}` }))
       t.equal(message.attempts, 0)
     }
     t.equal(new Set(due.map(({ messageId }) => messageId)).size, 3, 'every message has an id of its own')
@@ -86,17 +86,17 @@ function testBundles (t: Test, openStore: (t: Test) => Promise<PlantStore>): voi
     t.same(toDeletes.map(({ event }) => event), ['plantDeleted'])
     const deletedToEvery = toEvery.find(({ event }) => event === 'plantDeleted')
     t.equal(toDeletes[0]!.messageId, deletedToEvery?.messageId, 'one message, one id')
-    t.equal(toDeletes[0]!.body, deletedToEvery?.body)
+    t.same(toDeletes[0]!.plant, deletedToEvery?.plant)
     t.equal(toDeletes[0]!.traceparent, traceparent)
     t.equal(toEvery.find(({ event }) => event === 'newPlant')?.traceparent, null)
   })
 
-  t.test('ids past 2^53 and bodies come out exactly as they went in', async (t) => {
+  t.test('ids past 2^53 and documents come out exactly as they went in', async (t) => {
     const store = await storeWithEndpoints(await openStore(t))
     await store.createPlant(plantRow({ id: 9007199254740993n, name: 'Fern', tag: 'shade' }))
-    const [message] = await store.webhooks.dueMessages(everyEvent, Date.now() + 1000, beforeEveryMessage, 64)
-    const timestamp = new Date(message!.committedAt).toISOString()
-    t.equal(message!.body, `{"type":"newPlant","timestamp":"${timestamp}","data":{"id":9007199254740993,"name":"Fern","tag":"shade"}}`)
+    await store.createPlant({ id: -9223372036854775808n, document: '{}' })
+    const messages = await store.webhooks.dueMessages(everyEvent, Date.now() + 1000, beforeEveryMessage, 64)
+    t.same(messages.map(({ plant }) => plant), [plantRow({ id: 9007199254740993n, name: 'Fern', tag: 'shade' }), { id: -9223372036854775808n, document: '{}' }])
   })
 
   t.test('changes in one batch are sent in the order they were made', async (t) => {
@@ -178,6 +178,9 @@ async function checkLeftRowsSwept (t: Test, store: PlantStore, leftRows: () => P
   t.equal(await store.webhooks.deleteMessagesOfDeletedEndpoints(), 0, 'a second sweep finds nothing')
 }
 
+// A message's body as the releases before bundles wrote it, of plant 1.
+const bodyBefore = `{"type":"newPlant","timestamp":"${new Date(now).toISOString()}","data":{"id":1,"name":"Fern"}}`
+
 // An endpoint owed both kinds of rows: a message unpacked by a read, and a bundle written since.
 const alsoEveryEvent = '00000000-0000-4000-8000-000000000003'
 async function oweRowsAndABundle (store: PlantStore, endpointId: string, ids: readonly bigint[]): Promise<void> {
@@ -204,8 +207,8 @@ t.test('SQLite', async (t) => {
     const gone = '00000000-0000-4000-8000-0000000000ff'
     const byHand = new Database(filename)
     t.teardown(() => byHand.close())
-    byHand.prepare(`INSERT INTO webhook_messages (endpoint_id, message_id, event, body, committed_at, next_attempt_at)
-      VALUES (?, 'msg_00000000000000000000000000000001', 'newPlant', '{}', ?, ?)`).run(gone, now, now)
+    byHand.prepare(`INSERT INTO webhook_messages (endpoint_id, message_id, event, plant_id, document, committed_at, next_attempt_at)
+      VALUES (?, 'msg_00000000000000000000000000000001', 'newPlant', 1, '{}', ?, ?)`).run(gone, now, now)
     byHand.prepare(`INSERT INTO webhook_message_bundles (endpoint_id, event, id_prefix, messages, message_count, committed_at, due_at)
       VALUES (?, 'newPlant', 'msg_0000000000000000000000ff', '[]', 3, ?, ?)`).run(gone, now, now)
     const leftRows = async (): Promise<number> => Number(byHand.prepare(`SELECT
@@ -222,17 +225,18 @@ t.test('SQLite', async (t) => {
       await applyMigrations(sqliteMigrationConnection(before), 5)
       before.prepare('INSERT INTO webhook_endpoints (id, url, secret, created_at) VALUES (?, ?, ?, ?)').run(everyEvent, 'http://127.0.0.1:1/every', 'whsec_a', now)
       before.prepare(`INSERT INTO webhook_messages (endpoint_id, message_id, event, body, committed_at, next_attempt_at)
-        VALUES (?, 'msg_00000000000000000000000000000001', 'newPlant', '{"type":"newPlant"}', ?, ?)`).run(everyEvent, now, now)
+        VALUES (?, 'msg_00000000000000000000000000000001', 'newPlant', ?, ?, ?)`).run(everyEvent, bodyBefore, now, now)
     } finally {
       before.close()
     }
     const store = await SqlitePlantStore.open({ filename })
     t.teardown(() => store.close())
-    t.equal(store.migrationsAtOpen.schemaVersion, 8)
+    t.equal(store.migrationsAtOpen.schemaVersion, 9)
     store.useOutbox(outbox)
     await store.createPlant(plantRow({ id: 9n, name: 'Fern' }))
     const due = await store.webhooks.dueMessages(everyEvent, Date.now() + 1000, beforeEveryMessage, 64)
     t.same(due.map(({ messageId }) => messageId).slice(0, 1), ['msg_00000000000000000000000000000001'])
+    t.same(due[0]?.plant, plantRow({ id: 1n, name: 'Fern' }), 'its plant, read from its body')
     t.equal(due.length, 2, 'the message from before, and the one bundled since')
   })
 })
@@ -273,8 +277,8 @@ t.test('PostgreSQL', { skip: postgresSkipReason }, async (t) => {
     t.equal(await store.webhooks.deleteEndpoint(everyEvent), true, 'deleted while the batch waits')
     await other.query('ROLLBACK')
     t.same((await creates).map(({ created }) => created), [true, true], 'both created')
-    await other.query(`INSERT INTO webhook_messages (endpoint_id, message_id, event, body, committed_at, next_attempt_at)
-      VALUES ($1, 'msg_00000000000000000000000000000001', 'newPlant', '{}', $2, $2)`, [everyEvent, now])
+    await other.query(`INSERT INTO webhook_messages (endpoint_id, message_id, event, plant_id, document, committed_at, next_attempt_at)
+      VALUES ($1, 'msg_00000000000000000000000000000001', 'newPlant', 1, '{}', $2, $2)`, [everyEvent, now])
 
     const leftRows = async (): Promise<number> => Number((await other.query<{ count: string }>(`SELECT
       (SELECT count(*) FROM webhook_messages WHERE endpoint_id = $1) + (SELECT coalesce(sum(message_count), 0) FROM webhook_message_bundles WHERE endpoint_id = $1) AS count`,
@@ -291,18 +295,19 @@ t.test('PostgreSQL', { skip: postgresSkipReason }, async (t) => {
       await applyMigrations(postgresMigrationConnection(before), 6)
       await before.query('INSERT INTO webhook_endpoints (id, url, secret, created_at) VALUES ($1, $2, $3, $4)', [everyEvent, 'http://127.0.0.1:1/every', 'whsec_a', now])
       await before.query(`INSERT INTO webhook_messages (endpoint_id, message_id, event, body, committed_at, next_attempt_at)
-        VALUES ($1, 'msg_00000000000000000000000000000001', 'newPlant', '{"type":"newPlant"}', $2, $2)`, [everyEvent, now])
+        VALUES ($1, 'msg_00000000000000000000000000000001', 'newPlant', $2, $3, $3)`, [everyEvent, bodyBefore, now])
     } finally {
       await before.end()
     }
     const store = await PostgresPlantStore.open({ connectionString: database.url, poolSize: 2 })
     t.teardown(() => store.close())
-    t.equal(store.migrationsAtOpen?.schemaVersion, 8)
+    t.equal(store.migrationsAtOpen?.schemaVersion, 9)
     store.useOutbox(outbox)
     await store.createPlant(plantRow({ id: 9n, name: 'Fern' }))
     t.equal(await store.webhooks.pendingMessages(), 2, 'counted: the message from before, and the one bundled since')
     const due = await store.webhooks.dueMessages(everyEvent, Date.now() + 1000, beforeEveryMessage, 64)
     t.same(due.map(({ messageId }) => messageId).slice(0, 1), ['msg_00000000000000000000000000000001'])
+    t.same(due[0]?.plant, plantRow({ id: 1n, name: 'Fern' }), 'its plant, read from its body')
     t.equal(due.length, 2, 'both delivered')
   })
 })

@@ -110,9 +110,9 @@ const requestConnectionOf = (store: SqlitePlantStore): Database => (store as unk
 // `count` newPlant messages owed to the endpoint, written with one statement on the store's own
 // connection, as a receiver down for long leaves them.
 function oweMessages (store: SqlitePlantStore, endpointId: string, count: number): void {
-  requestConnectionOf(store).exec(`INSERT INTO webhook_messages (endpoint_id, message_id, event, body, committed_at, next_attempt_at)
+  requestConnectionOf(store).exec(`INSERT INTO webhook_messages (endpoint_id, message_id, event, plant_id, document, committed_at, next_attempt_at)
     WITH RECURSIVE counter (x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM counter WHERE x < ${count})
-    SELECT '${endpointId}', 'msg_' || x, 'newPlant', '{}', 1, 1 FROM counter`)
+    SELECT '${endpointId}', 'msg_' || x, 'newPlant', x, '{}', 1, 1 FROM counter`)
 }
 
 // The counts of what endpoints are owed step through every waiting message (about 100 ms for a

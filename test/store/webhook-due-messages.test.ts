@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import { PostgresPlantStore } from '../../src/store/postgres/postgres-plant-store.js'
 import type { PlantStore } from '../../src/store/plant-store.js'
 import { SqlitePlantStore } from '../../src/store/sqlite/sqlite-plant-store.js'
-import { messageBody, type Outbox } from '../../src/store/outbox.js'
+import type { Outbox } from '../../src/store/outbox.js'
 import { beforeEveryMessage } from '../../src/store/webhook-store.js'
 import { plantRow } from '../support/plant-rows.js'
 import { postgresSkipReason, postgresTestDatabase } from '../support/test-databases.js'
@@ -21,10 +21,10 @@ const now = 1_000_000
 let dueAtOfPlantBeingCreated = now
 const outboxDueAtTag: Outbox = {
   wants: () => true,
-  messagesOf: (_change, plant, committedAt) => [{
+  messagesOf: (_change, plant) => [{
     messageId: `msg_${plant.id}`,
     event: 'newPlant',
-    body: messageBody('newPlant', committedAt, plant),
+    plant,
     traceparent: undefined,
     dueAt: Number(JSON.parse(plant.document).tag),
   }],
@@ -48,7 +48,7 @@ function testDueMessages (t: Test, openStore: (t: Test) => Promise<PlantStore>):
     // Plants 1 to 5: due at now - 30, now - 10, now - 20, now - 10, and one a minute ahead.
     await storeWithMessages(store, [now - 30, now - 10, now - 20, now - 10, now + 60_000])
     // Each message told apart by its plant.
-    const ids = (messages: ReadonlyArray<{ body: string }>): string[] => messages.map(({ body }) => `msg_${(JSON.parse(body) as { data: { id: number } }).data.id}`)
+    const ids = (messages: ReadonlyArray<{ plant: { id: bigint } }>): string[] => messages.map(({ plant }) => `msg_${plant.id}`)
 
     const all = await store.webhooks.dueMessages(endpointId, now, beforeEveryMessage, 10)
     t.same(ids(all), ['msg_1', 'msg_3', 'msg_2', 'msg_4'])

@@ -3,7 +3,7 @@ import { DeliveryPacer } from '../../src/webhooks/delivery-pacer.js'
 import type { DeliveryServices } from '../../src/webhooks/endpoint-delivery.js'
 import { EndpointUrlPolicy } from '../../src/webhooks/endpoint-url-policy.js'
 import { RetrySchedule } from '../../src/webhooks/retry-schedule.js'
-import { newSigningSecret } from '../../src/webhooks/webhook-signature.js'
+import { newSigningSecret } from '../../src/webhooks/webhook-request.js'
 import type { WebhookReceiver } from './webhook-receiver.js'
 
 // An outbox in memory that counts its reads and records its deletions: what an endpoint's
@@ -42,7 +42,7 @@ export class CountingOutbox {
 
 // A newPlant message due at once, never attempted.
 export function dueMessage (seq: number, messageId: string): DueWebhookMessage {
-  return { seq, messageId, event: 'newPlant', body: '{}', traceparent: null, committedAt: 0, attempts: 0, nextAttemptAt: 0 }
+  return { seq, messageId, event: 'newPlant', plant: { id: BigInt(seq), document: '{"name":"Fern"}' }, traceparent: null, committedAt: 0, attempts: 0, nextAttemptAt: 0 }
 }
 
 // What every delivery of these tests shares, with what a test sets itself.

@@ -60,7 +60,7 @@ test('an attempt whose answer never ends is ended after the timeout (at most a f
     timed(async () => failed.send(attempt)), later(),
   ])
   t.same(attempts.map(({ outcome }) => outcome), [
-    { delivered: true }, { delivered: true }, { delivered: false, reason: 'answered 500' }, { delivered: true },
+    { kind: 'delivered' }, { kind: 'delivered' }, { kind: 'failed', reason: 'answered 500' }, { kind: 'delivered' },
   ])
   for (const { ms } of attempts) {
     t.ok(ms >= timeoutMs - 5 && ms < timeoutMs * 16 / 15 + 1000, `ended after ${ms.toFixed(0)} ms`)
@@ -78,7 +78,7 @@ test('attempts that end in time leave no listener behind to warn of a leak', asy
   // Sixteen in flight at a time, as the dispatcher allows, 208 attempts on one deadline.
   for (let round = 0; round < 13; round++) {
     const outcomes = await Promise.all(Array.from({ length: 16 }, async () => connection.send(attempt)))
-    t.ok(outcomes.every((outcome) => outcome.delivered), `round ${round} delivered`)
+    t.ok(outcomes.every((outcome) => outcome.kind === 'delivered'), `round ${round} delivered`)
   }
   await new Promise((resolve) => setImmediate(resolve))
   t.same(warnings.map(({ name }) => name), [], 'no MaxListenersExceededWarning')
@@ -107,7 +107,7 @@ test('an informational answer is not the answer: a connection lost after one is 
   const connection = new EndpointConnection(url, new EndpointUrlPolicy('only'), timeoutMs)
   t.teardown(async () => connection.close())
   const outcome = await connection.send(attempt)
-  t.equal(outcome.delivered, false)
+  t.equal(outcome.kind, 'failed')
   t.match(outcome, { reason: /^could not send/ }, 'not judged as "answered 103"')
 })
 
@@ -115,7 +115,7 @@ test('an endpoint that never answers is a failure after the timeout, said in wor
   const url = await endpoint(t, () => undefined)
   const connection = new EndpointConnection(url, new EndpointUrlPolicy('only'), timeoutMs)
   t.teardown(async () => connection.close())
-  t.same(await connection.send(attempt), { delivered: false, reason: 'timed out after 1 second' })
+  t.same(await connection.send(attempt), { kind: 'failed', reason: 'timed out after 1 second' })
 })
 
 test('an answer whose body never stops is cut short and judged by its status', async (t) => {
@@ -132,7 +132,7 @@ test('an answer whose body never stops is cut short and judged by its status', a
   const connection = new EndpointConnection(url, new EndpointUrlPolicy('only'), 15_000)
   t.teardown(async () => connection.close())
   const { outcome, ms } = await timed(async () => connection.send(attempt))
-  t.same(outcome, { delivered: true })
+  t.same(outcome, { kind: 'delivered' })
   t.ok(ms < 5000, `ended after ${ms.toFixed(0)} ms, long before the timeout`)
 })
 

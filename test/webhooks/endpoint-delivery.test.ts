@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
+import { Webhook } from 'standardwebhooks'
 import { test } from 'tap'
 import type { EndpointFailure, WebhookStore } from '../../src/store/webhook-store.js'
 import { EndpointDelivery } from '../../src/webhooks/endpoint-delivery.js'
@@ -166,4 +167,34 @@ test('a delivery while a failure is being recorded keeps the endpoint from being
   t.equal(successes, 1, 'the delivery was recorded')
   t.same(disabled, [], 'the endpoint was not disabled')
   t.equal(delivery.disabled, false)
+})
+
+// Every secret the service writes signs; one that the standardwebhooks library refuses (a row
+// edited by hand) fails its own endpoint's attempts, with the reason, and sends nothing unsigned.
+// A rotation that brings a good secret makes them sign again.
+test('an endpoint whose secret the signing library refuses fails its attempts, and signs again once it has a good one', async (t) => {
+  const receiver = await startWebhookReceiver(t)
+  const outbox = new CountingOutbox()
+  const failures: string[] = []
+  const store = {
+    ...outbox.store,
+    recordFailure: async (_endpointId: string, { reason }: EndpointFailure) => { failures.push(reason) },
+    rescheduleMessage: async () => undefined,
+  } as unknown as WebhookStore
+  const endpoint = endpointAt(receiver)
+  const delivery = new EndpointDelivery({ ...endpoint, secret: 'whsec_a' }, deliveryServices(store))
+  t.teardown(async () => delivery.close())
+  outbox.add()
+  await delivery.pump(Date.now(), () => undefined)
+  for (const deadline = Date.now() + 5000; failures.length === 0 && Date.now() < deadline;) await sleep(10)
+  t.match(failures, [/^its secret cannot sign: /], 'the attempt failed, saying why')
+  t.equal(receiver.received.length, 0, 'nothing was sent')
+
+  // The message failed is still due (the store's reschedule here keeps it as it was).
+  delivery.update(endpoint)
+  for (const deadline = Date.now() + 5000; receiver.received.length === 0 && Date.now() < deadline; await sleep(10)) {
+    await delivery.pump(Date.now() + 1000, () => undefined)
+  }
+  t.equal(receiver.received[0]?.headers['webhook-id'], 'msg_1', 'sent once the secret is good')
+  t.doesNotThrow(() => new Webhook(endpoint.secret).verify(receiver.received[0]!.body, receiver.received[0]!.headers as Record<string, string>))
 })

@@ -1,48 +1,40 @@
 import type {
   DueWebhookMessage, EndpointFailure, LeasedWebhookEndpoint, MessagePosition, NewWebhookEndpointRow, WebhookEndpointSummary, WebhookStore,
 } from '../webhook-store.js'
-import { type EndpointRecord, endpointSummaryOf, type LeaseRecord, leasedColumns, leasedEndpointOf } from '../webhook-endpoint-record.js'
+import {
+  countPendingMessages, type EndpointRecord, endpointSummaryOf, type LeaseRecord, leasedColumns, leasedEndpointOf, selectEndpointsWithCounts,
+} from '../webhook-endpoint-record.js'
 import type { RunPostgresQuery } from './postgres-api-token-store.js'
-import { unpackBundles } from './postgres-message-bundles.js'
+import { unpackBundles } from './postgres-outbox-writes.js'
 
-// bigint columns come back as decimal text; every time here is well inside 2^53 milliseconds.
+// bigint columns come back as decimal text; every time here is well inside 2^53 milliseconds, and
+// a plant's id is read as a bigint.
 type Bigint = string
 
 interface MessageRecord {
   seq: Bigint
   message_id: string
   event: string
-  body: string
+  plant_id: Bigint
+  document: string
   traceparent: string | null
   committed_at: Bigint
   attempts: number
   next_attempt_at: Bigint
 }
 
-const selectEndpoints = `SELECT e.id, e.url, e.events, e.created_at, e.disabled_at, e.disabled_reason,
-    e.last_failure_at, e.last_failure_reason,
-    (SELECT count(*) FROM webhook_messages m WHERE m.endpoint_id = e.id AND m.next_attempt_at IS NOT NULL)
-      + (SELECT coalesce(sum(b.message_count), 0) FROM webhook_message_bundles b WHERE b.endpoint_id = e.id) AS pending,
-    (SELECT count(*) FROM webhook_messages m WHERE m.endpoint_id = e.id AND m.next_attempt_at IS NULL) AS failed
-  FROM webhook_endpoints e ORDER BY e.created_at, e.id`
 // One statement, so that two instances renewing at once cannot both take an endpoint: the row
 // lock makes the second re-check the condition against the first's lease.
 const leaseEndpoints = `UPDATE webhook_endpoints SET lease_owner = $1, lease_until = $2
   WHERE disabled_at IS NULL AND (lease_owner = $1 OR lease_until IS NULL OR lease_until < $3)
   RETURNING ${leasedColumns}`
-const selectDue = `SELECT seq, message_id, event, body, traceparent, committed_at, attempts, next_attempt_at
+const selectDue = `SELECT seq, message_id, event, plant_id, document, traceparent, committed_at, attempts, next_attempt_at
   FROM webhook_messages WHERE endpoint_id = $1 AND next_attempt_at <= $2 AND (next_attempt_at, seq) > ($3, $4)
   ORDER BY next_attempt_at, seq LIMIT $5`
 // The endpoint's messages, bundled or not, go with it, in the same statement.
 const deleteEndpoint = `WITH messages AS (DELETE FROM webhook_messages WHERE endpoint_id = $1),
   bundles AS (DELETE FROM webhook_message_bundles WHERE endpoint_id = $1)
   DELETE FROM webhook_endpoints WHERE id = $1 RETURNING id`
-// Only what an enabled endpoint is owed: rows left by a deleted endpoint (below) are not waiting
-// for anyone, and a disabled endpoint is sent nothing more.
-const countPending = `SELECT (SELECT count(*) FROM webhook_messages m WHERE m.next_attempt_at IS NOT NULL
-      AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = m.endpoint_id AND e.disabled_at IS NULL))
-  + (SELECT coalesce(sum(b.message_count), 0) FROM webhook_message_bundles b
-      WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = b.endpoint_id AND e.disabled_at IS NULL)) AS count`
 // A statement or transaction that overlapped an endpoint's deletion as it committed read the
 // endpoint in its own snapshot (READ COMMITTED) and may write it messages after the deletion:
 // a batch of creates' bundles, a batch with deletes' messages, an unpack of the endpoint's
@@ -82,7 +74,7 @@ export class PostgresWebhookStore implements WebhookStore {
   }
 
   async listEndpoints (): Promise<WebhookEndpointSummary[]> {
-    const { rows } = await this.runQuery<EndpointRecord>({ text: selectEndpoints })
+    const { rows } = await this.runQuery<EndpointRecord>({ text: selectEndpointsWithCounts })
     return rows.map(endpointSummaryOf)
   }
 
@@ -121,7 +113,7 @@ export class PostgresWebhookStore implements WebhookStore {
     await this.runQuery({ text: 'UPDATE webhook_endpoints SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = $1', values: [owner] })
   }
 
-  // The endpoint's bundles are unpacked first (src/store/postgres/postgres-message-bundles.ts),
+  // The endpoint's bundles are unpacked first (src/store/postgres/postgres-outbox-writes.ts),
   // as many as the read may return.
   async dueMessages (endpointId: string, now: number, after: MessagePosition, limit: number): Promise<DueWebhookMessage[]> {
     try {
@@ -137,7 +129,7 @@ export class PostgresWebhookStore implements WebhookStore {
       seq: Number(record.seq),
       messageId: record.message_id,
       event: record.event,
-      body: record.body,
+      plant: { id: BigInt(record.plant_id), document: record.document },
       traceparent: record.traceparent,
       committedAt: Number(record.committed_at),
       attempts: record.attempts,
@@ -183,7 +175,7 @@ export class PostgresWebhookStore implements WebhookStore {
   }
 
   async pendingMessages (): Promise<number> {
-    const { rows } = await this.runQuery<{ count: Bigint }>({ text: countPending })
+    const { rows } = await this.runQuery<{ count: Bigint }>({ text: countPendingMessages })
     return Number(rows[0]?.count ?? 0)
   }
 

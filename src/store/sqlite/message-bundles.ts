@@ -1,5 +1,4 @@
-import { MessageIdPrefixes } from '../message-id-prefixes.js'
-import { bundledMessageId, messageBody, type Outbox, type PlantChange } from '../outbox.js'
+import { bundledMessageId, MessageIdPrefixes, type Outbox, type PlantChange } from '../outbox.js'
 import type { PlantRow } from '../plant-row.js'
 import { commitWithoutFsync } from './commit-without-fsync.js'
 import type { Database } from './sqlite-driver.js'
@@ -44,18 +43,16 @@ export class MessageBundles {
       FROM webhook_message_bundles WHERE endpoint_id = ? ORDER BY seq LIMIT ?`)
     const deleteBundle = database.prepare('DELETE FROM webhook_message_bundles WHERE seq = ?')
     const insertMessage = database.prepare(`INSERT INTO webhook_messages
-      (endpoint_id, message_id, event, body, traceparent, committed_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?)`)
+      (endpoint_id, message_id, event, plant_id, document, traceparent, committed_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
     const unpack = database.transaction((endpointId: string, atLeast: number) => {
       let unpacked = 0
       while (unpacked < atLeast) {
         const bundles = selectBundles.all(endpointId, bundlesReadAtOnce)
         for (const bundle of bundles) {
           if (unpacked >= atLeast) break
-          const committedAt = Number(bundle.committed_at)
           const messages = JSON.parse(bundle.messages) as BundledMessage[]
           messages.forEach(([id, document, traceparent], index) => {
-            const body = messageBody(bundle.event, committedAt, { id: BigInt(id), document })
-            insertMessage.run(endpointId, bundledMessageId(bundle.id_prefix, index), bundle.event, body, traceparent, bundle.committed_at, bundle.due_at)
+            insertMessage.run(endpointId, bundledMessageId(bundle.id_prefix, index), bundle.event, BigInt(id), document, traceparent, bundle.committed_at, bundle.due_at)
           })
           deleteBundle.run(bundle.seq)
           unpacked += messages.length

@@ -1,5 +1,5 @@
 import type { Statement } from 'better-sqlite3'
-import { type EndpointRecord, endpointSummaryOf } from '../webhook-endpoint-record.js'
+import { countPendingMessages, type EndpointRecord, endpointSummaryOf, selectEndpointsWithCounts } from '../webhook-endpoint-record.js'
 import type { WebhookEndpointSummary } from '../webhook-store.js'
 import type { Database } from './sqlite-driver.js'
 
@@ -57,17 +57,8 @@ export class SqliteOutboxCounts {
   private readonly countRead = new SharedRead(async () => this.read(this.countPending))
 
   constructor (database: Database, private readonly run: RunStatement, private readonly background: BackgroundReads) {
-    this.selectEndpoints = database.prepare(`SELECT e.id, e.url, e.events, e.created_at, e.disabled_at, e.disabled_reason,
-        e.last_failure_at, e.last_failure_reason,
-        (SELECT count(*) FROM webhook_messages m WHERE m.endpoint_id = e.id AND m.next_attempt_at IS NOT NULL)
-          + (SELECT coalesce(sum(b.message_count), 0) FROM webhook_message_bundles b WHERE b.endpoint_id = e.id) AS pending,
-        (SELECT count(*) FROM webhook_messages m WHERE m.endpoint_id = e.id AND m.next_attempt_at IS NULL) AS failed
-      FROM webhook_endpoints e ORDER BY e.created_at, e.id`)
-    // Only what an enabled endpoint is owed, as on PostgreSQL (src/store/postgres/postgres-webhook-store.ts).
-    this.countPending = database.prepare(`SELECT (SELECT count(*) FROM webhook_messages m WHERE m.next_attempt_at IS NOT NULL
-          AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = m.endpoint_id AND e.disabled_at IS NULL))
-      + (SELECT coalesce(sum(b.message_count), 0) FROM webhook_message_bundles b
-          WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = b.endpoint_id AND e.disabled_at IS NULL)) AS count`)
+    this.selectEndpoints = database.prepare(selectEndpointsWithCounts)
+    this.countPending = database.prepare(countPendingMessages)
   }
 
   async endpoints (): Promise<WebhookEndpointSummary[]> {

@@ -12,7 +12,8 @@ interface MessageRecord {
   seq: bigint
   message_id: string
   event: string
-  body: string
+  plant_id: bigint
+  document: string
   traceparent: string | null
   committed_at: bigint
   attempts: bigint
@@ -75,11 +76,11 @@ export class SqliteWebhookStore implements WebhookStore {
       // moment (all of a bundle's messages share one), then the later ones. With the row value
       // `(next_attempt_at, seq) > (?, ?)` SQLite seeks to the moment alone and steps over every
       // message of it before the position: 14 ms a read 100,000 messages in, against 0.2.
-      selectDue: database.prepare<[DuePosition], MessageRecord>(`SELECT seq, message_id, event, body, traceparent,
+      selectDue: database.prepare<[DuePosition], MessageRecord>(`SELECT seq, message_id, event, plant_id, document, traceparent,
           committed_at, attempts, next_attempt_at
         FROM webhook_messages WHERE endpoint_id = @endpointId AND next_attempt_at = @afterAt AND seq > @afterSeq AND next_attempt_at <= @now
         UNION ALL
-        SELECT seq, message_id, event, body, traceparent, committed_at, attempts, next_attempt_at
+        SELECT seq, message_id, event, plant_id, document, traceparent, committed_at, attempts, next_attempt_at
         FROM webhook_messages WHERE endpoint_id = @endpointId AND next_attempt_at > @afterAt AND next_attempt_at <= @now
         ORDER BY next_attempt_at, seq LIMIT @limit`),
       // By the endpoint too: a deleted endpoint's rows, swept, free their seqs for others (a rowid
@@ -197,7 +198,7 @@ export class SqliteWebhookStore implements WebhookStore {
       seq: Number(record.seq),
       messageId: record.message_id,
       event: record.event,
-      body: record.body,
+      plant: { id: record.plant_id, document: record.document },
       traceparent: record.traceparent,
       committedAt: Number(record.committed_at),
       attempts: Number(record.attempts),
