@@ -169,10 +169,9 @@ test('a delivery while a failure is being recorded keeps the endpoint from being
   t.equal(delivery.disabled, false)
 })
 
-// Every secret the service writes signs; one that the standardwebhooks library refuses (a row
-// edited by hand) fails its own endpoint's attempts, with the reason, and sends nothing unsigned.
+// Every secret the service writes signs; one not of that form (a row edited by hand) fails its own endpoint's attempts, with the reason, and sends nothing unsigned.
 // A rotation that brings a good secret makes them sign again.
-test('an endpoint whose secret the signing library refuses fails its attempts, and signs again once it has a good one', async (t) => {
+test('an endpoint whose secret cannot sign fails its attempts, and signs again once it has a good one', async (t) => {
   const receiver = await startWebhookReceiver(t)
   const outbox = new CountingOutbox()
   const failures: string[] = []
