@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises'
 import { isIP, type LookupFunction } from 'node:net'
 import { unreachable } from '../errors/unreachable.js'
-import { isLoopback, loopback, nonPublicKind } from './public-address.js'
+import { isLoopback, loopbackRange, nonPublicKind } from './public-address.js'
 
 export interface ResolvedAddress {
   readonly address: string
@@ -34,12 +34,12 @@ export type LoopbackPolicy = 'false' | 'true' | 'only'
 
 // What each setting allows of the loopback addresses: whether they may be sent to, and whether
 // nothing else may.
-function loopbackRules (loopback: LoopbackPolicy): { readonly allowed: boolean, readonly only: boolean } {
-  switch (loopback) {
+function loopbackRules (policy: LoopbackPolicy): { readonly allowed: boolean, readonly only: boolean } {
+  switch (policy) {
     case 'false': return { allowed: false, only: false }
     case 'true': return { allowed: true, only: false }
     case 'only': return { allowed: true, only: true }
-    default: return unreachable(loopback)
+    default: return unreachable(policy)
   }
 }
 
@@ -111,7 +111,7 @@ export class EndpointUrlPolicy {
 
   private checkAddress (host: string, address: string): void {
     const kind = nonPublicKind(address)
-    if (kind === undefined || (this.allowLoopback && kind === loopback)) return
+    if (kind === undefined || (this.allowLoopback && kind === loopbackRange)) return
     const resolvedTo = host === address ? '' : ` resolves to ${address}, which`
     throw new RefusedUrlError(`its host ${host}${resolvedTo} is ${kind}`)
   }

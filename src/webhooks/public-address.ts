@@ -8,17 +8,12 @@ import { BlockList, isIP } from 'node:net'
 // refused rather than reached.
 type Subnet = readonly [network: string, prefix: number]
 
-// What keeps an address from being public, in the words of the refusal: a range's name, or a
-// name for an IPv6 address by the IPv4 address it stands for.
-export type NonPublicKind =
-  | 'a loopback address' | 'a private address' | 'a link-local address' | 'a shared (CGNAT) address' | 'a multicast address'
-  | 'a unique-local address' | 'not a public address' | 'not an IP address' | `not a public address (it stands for ${string})`
-
-export const loopback = 'a loopback address'
+// The loopback range's name, which the endpoints' policy allows for development.
+export const loopbackRange = 'a loopback address'
 const notPublic = 'not a public address'
 
-const ipv4Ranges: ReadonlyArray<readonly [NonPublicKind, readonly Subnet[]]> = [
-  [loopback, [['127.0.0.0', 8]]],
+const ipv4Ranges: ReadonlyArray<readonly [string, readonly Subnet[]]> = [
+  [loopbackRange, [['127.0.0.0', 8]]],
   ['a private address', [['10.0.0.0', 8], ['172.16.0.0', 12], ['192.168.0.0', 16]]],
   ['a link-local address', [['169.254.0.0', 16]]],
   ['a shared (CGNAT) address', [['100.64.0.0', 10]]],
@@ -30,8 +25,8 @@ const ipv4Ranges: ReadonlyArray<readonly [NonPublicKind, readonly Subnet[]]> = [
 ]
 
 // Outside global unicast: named where the name helps whoever reads the refusal.
-const ipv6NamedRanges: ReadonlyArray<readonly [NonPublicKind, readonly Subnet[]]> = [
-  [loopback, [['::1', 128]]],
+const ipv6NamedRanges: ReadonlyArray<readonly [string, readonly Subnet[]]> = [
+  [loopbackRange, [['::1', 128]]],
   ['a link-local address', [['fe80::', 10]]],
   ['a multicast address', [['ff00::', 8]]],
   ['a unique-local address', [['fc00::', 7], ['fec0::', 10]]],
@@ -88,7 +83,7 @@ function ipv6Groups (address: string): number[] | undefined {
 }
 
 // What keeps the address from being public ("a private address"), or undefined when it is one.
-export function nonPublicKind (address: string): NonPublicKind | undefined {
+export function nonPublicKind (address: string): string | undefined {
   const family = isIP(address)
   if (family === 0) return 'not an IP address'
   // A zone (fe80::1%eth0) names an interface of this machine: no URL or name resolves to one.
@@ -108,5 +103,5 @@ export function nonPublicKind (address: string): NonPublicKind | undefined {
 
 // This machine's loopback: 127.0.0.0/8, ::1, and 127.0.0.0/8 mapped into IPv6.
 export function isLoopback (address: string): boolean {
-  return nonPublicKind(address) === loopback
+  return nonPublicKind(address) === loopbackRange
 }

@@ -1,8 +1,5 @@
-import t, { type Test } from 'tap'
-import { PostgresPlantStore } from '../../src/store/postgres/postgres-plant-store.js'
-import type { PlantStore } from '../../src/store/plant-store.js'
-import { SqlitePlantStore } from '../../src/store/sqlite/sqlite-plant-store.js'
-import { runOnOwnConnection, type TestDatabase, testOnEveryBackend } from '../support/test-databases.js'
+import t from 'tap'
+import { runOnOwnConnection, openTestStore, type TestDatabase, testOnEveryBackend } from '../support/test-databases.js'
 
 // An endpoint's lease. Its failures in a row and its rest are kept with it: an instance that takes
 // its lease over, its holder gone without a word (SIGKILL), goes on from them rather than from
@@ -13,21 +10,13 @@ const endpointId = '00000000-0000-4000-8000-000000000001'
 const now = 1_000_000
 const leaseMs = 10_000
 
-async function openStore (t: Test, database: TestDatabase): Promise<PlantStore> {
-  const store = database.backend === 'SQLite'
-    ? await SqlitePlantStore.open({ filename: database.url.slice('sqlite:'.length) })
-    : await PostgresPlantStore.open({ connectionString: database.url, poolSize: 2 })
-  t.teardown(() => store.close())
-  return store
-}
-
 // A statement as a release before schema version 8 writes it, through a connection of its own.
 async function runAsAnOlderRelease (database: TestDatabase, sql: string): Promise<void> {
   await runOnOwnConnection(database, sql)
 }
 
 testOnEveryBackend(t, "the holder's record of failures and rest is what the next holder is leased", async (t, database) => {
-  const { webhooks } = await openStore(t, database)
+  const { webhooks } = await openTestStore(t, database)
   await webhooks.createEndpoint({ id: endpointId, url: 'http://127.0.0.1:1/hook', events: null, secret: 'whsec_x', createdAt: now })
   t.match(await webhooks.leaseEndpoints('first', now, now + leaseMs), [{ id: endpointId, failingSince: null, failuresInARow: 0, restingUntil: null }],
     'a new endpoint has failed nothing and rests not')
@@ -54,7 +43,7 @@ testOnEveryBackend(t, "the holder's record of failures and rest is what the next
 })
 
 testOnEveryBackend(t, 'a stopping holder extends the leases it holds, and takes no other', async (t, database) => {
-  const { webhooks } = await openStore(t, database)
+  const { webhooks } = await openTestStore(t, database)
   const [held, free, otherHolders] = ['1', '2', '3'].map((last) => endpointId.slice(0, -1) + last) as [string, string, string]
   await webhooks.createEndpoint({ id: held, url: 'http://127.0.0.1:1/held', events: null, secret: 'whsec_x', createdAt: now })
   t.match(await webhooks.leaseEndpoints('stopping', now, now + leaseMs), [{ id: held }])

@@ -1,10 +1,7 @@
-import t, { type Test } from 'tap'
-import type { PlantStore } from '../../src/store/plant-store.js'
-import { PostgresPlantStore } from '../../src/store/postgres/postgres-plant-store.js'
-import { SqlitePlantStore } from '../../src/store/sqlite/sqlite-plant-store.js'
+import t from 'tap'
 import { beforeEveryMessage } from '../../src/store/webhook-store.js'
 import { webhookBody } from '../../src/webhooks/webhook-request.js'
-import { migrateAsTheReleaseAt, runOnOwnConnection, type TestDatabase, testOnEveryBackend, withOwnConnection } from '../support/test-databases.js'
+import { migrateAsTheReleaseAt, runOnOwnConnection, openTestStore, type TestDatabase, testOnEveryBackend, withOwnConnection } from '../support/test-databases.js'
 
 // Until schema version 9 a message kept its body; since, it keeps its plant, and the webhooks
 // compose the body as they send it. A message written before, perhaps attempted already, is sent
@@ -36,17 +33,9 @@ async function writeAsTheReleaseBefore (database: TestDatabase): Promise<void> {
   }
 }
 
-async function openStore (t: Test, database: TestDatabase): Promise<PlantStore> {
-  const store = database.backend === 'SQLite'
-    ? await SqlitePlantStore.open({ filename: database.url.slice('sqlite:'.length) })
-    : await PostgresPlantStore.open({ connectionString: database.url, poolSize: 2 })
-  t.teardown(() => store.close())
-  return store
-}
-
 testOnEveryBackend(t, 'messages written with their bodies are sent with the same bytes after the migration', async (t, database) => {
   await writeAsTheReleaseBefore(database)
-  const store = await openStore(t, database)
+  const store = await openTestStore(t, database)
   const due = await store.webhooks.dueMessages(endpointId, committedAt + 10, beforeEveryMessage, 10)
   t.same(due.map(webhookBody), bodies.slice(0, 2), 'the bodies composed again are those written')
   t.same(due.map(({ messageId, traceparent, attempts }) => [messageId, traceparent, attempts]), [

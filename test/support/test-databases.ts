@@ -2,8 +2,11 @@ import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import type { Test } from 'tap'
 import { applyMigrations } from '../../src/store/migration-runner.js'
+import type { PlantStore } from '../../src/store/plant-store.js'
+import { PostgresPlantStore } from '../../src/store/postgres/postgres-plant-store.js'
 import { postgresMigrationConnection } from '../../src/store/postgres/postgres-migrations.js'
 import { Database } from '../../src/store/sqlite/sqlite-driver.js'
+import { SqlitePlantStore } from '../../src/store/sqlite/sqlite-plant-store.js'
 import { sqliteMigrationConnection } from '../../src/store/sqlite/sqlite-migrations.js'
 import { readStoredPlants as readSqlitePlants, type StoredPlantRow, toStoredPlantRow } from './stored-plants.js'
 import { testFolder } from './test-folder.js'
@@ -40,6 +43,15 @@ export interface TestDatabase {
 export function sqliteTestDatabase (t: Test): TestDatabase {
   const file = `${testFolder(t)}/plants.db`
   return { backend: 'SQLite', url: `sqlite:${file}`, readStoredPlants: async () => readSqlitePlants(file) }
+}
+
+// A store opened straight on the test's database (not through an app), closed when the test ends.
+export async function openTestStore (t: Test, database: TestDatabase): Promise<PlantStore> {
+  const store = database.backend === 'SQLite'
+    ? await SqlitePlantStore.open({ filename: database.url.slice('sqlite:'.length) })
+    : await PostgresPlantStore.open({ connectionString: database.url, poolSize: 2 })
+  t.teardown(() => store.close())
+  return store
 }
 
 export interface PostgresTestDatabase extends TestDatabase {

@@ -2,33 +2,21 @@ import type {
   DueWebhookMessage, EndpointFailure, LeasedWebhookEndpoint, MessagePosition, NewWebhookEndpointRow, WebhookEndpointSummary, WebhookStore,
 } from '../webhook-store.js'
 import {
-  countPendingMessages, type EndpointRecord, endpointSummaryOf, type LeaseRecord, leasedColumns, leasedEndpointOf, selectEndpointsWithCounts,
-} from '../webhook-endpoint-record.js'
+  countPendingMessages, dueMessageOf, type EndpointRecord, endpointSummaryOf, type LeaseRecord, leasedColumns, leasedEndpointOf, messageColumns,
+  type MessageRecord, selectEndpointsWithCounts,
+} from '../webhook-records.js'
 import type { RunPostgresQuery } from './postgres-api-token-store.js'
 import { unpackBundles } from './postgres-outbox-writes.js'
 
-// bigint columns come back as decimal text; every time here is well inside 2^53 milliseconds, and
-// a plant's id is read as a bigint.
+// bigint columns come back as decimal text; every count here is well inside 2^53.
 type Bigint = string
-
-interface MessageRecord {
-  seq: Bigint
-  message_id: string
-  event: string
-  plant_id: Bigint
-  document: string
-  traceparent: string | null
-  committed_at: Bigint
-  attempts: number
-  next_attempt_at: Bigint
-}
 
 // One statement, so that two instances renewing at once cannot both take an endpoint: the row
 // lock makes the second re-check the condition against the first's lease.
 const leaseEndpoints = `UPDATE webhook_endpoints SET lease_owner = $1, lease_until = $2
   WHERE disabled_at IS NULL AND (lease_owner = $1 OR lease_until IS NULL OR lease_until < $3)
   RETURNING ${leasedColumns}`
-const selectDue = `SELECT seq, message_id, event, plant_id, document, traceparent, committed_at, attempts, next_attempt_at
+const selectDue = `SELECT ${messageColumns}
   FROM webhook_messages WHERE endpoint_id = $1 AND next_attempt_at <= $2 AND (next_attempt_at, seq) > ($3, $4)
   ORDER BY next_attempt_at, seq LIMIT $5`
 // The endpoint's messages, bundled or not, go with it, in the same statement.
@@ -125,16 +113,7 @@ export class PostgresWebhookStore implements WebhookStore {
     const { rows } = await this.runQuery<MessageRecord>({
       name: 'select-due-webhook-messages', text: selectDue, values: [endpointId, now, after.nextAttemptAt, after.seq, limit],
     })
-    return rows.map((record) => ({
-      seq: Number(record.seq),
-      messageId: record.message_id,
-      event: record.event,
-      plant: { id: BigInt(record.plant_id), document: record.document },
-      traceparent: record.traceparent,
-      committedAt: Number(record.committed_at),
-      attempts: record.attempts,
-      nextAttemptAt: Number(record.next_attempt_at),
-    }))
+    return rows.map(dueMessageOf)
   }
 
   // By the endpoint too, as on SQLite (whose seqs may be reused); here they never are.

@@ -1,5 +1,5 @@
 import type { Statement } from 'better-sqlite3'
-import { countPendingMessages, type EndpointRecord, endpointSummaryOf, selectEndpointsWithCounts } from '../webhook-endpoint-record.js'
+import { countPendingMessages, type EndpointRecord, endpointSummaryOf, selectEndpointsWithCounts } from '../webhook-records.js'
 import type { WebhookEndpointSummary } from '../webhook-store.js'
 import type { Database } from './sqlite-driver.js'
 

@@ -5,20 +5,8 @@ import type { Transaction } from 'better-sqlite3'
 import type { MessageBundles } from './message-bundles.js'
 import { commitWithoutFsync } from './commit-without-fsync.js'
 import type { Database } from './sqlite-driver.js'
-import { type LeaseRecord, leasedColumns, leasedEndpointOf } from '../webhook-endpoint-record.js'
+import { dueMessageOf, type LeaseRecord, leasedColumns, leasedEndpointOf, messageColumns, type MessageRecord } from '../webhook-records.js'
 import { type BackgroundReads, type RunStatement, SqliteOutboxCounts } from './sqlite-outbox-counts.js'
-
-interface MessageRecord {
-  seq: bigint
-  message_id: string
-  event: string
-  plant_id: bigint
-  document: string
-  traceparent: string | null
-  committed_at: bigint
-  attempts: bigint
-  next_attempt_at: bigint
-}
 
 // Where a read of what is due starts: after the message at (afterAt, afterSeq).
 interface DuePosition {
@@ -76,11 +64,10 @@ export class SqliteWebhookStore implements WebhookStore {
       // moment (all of a bundle's messages share one), then the later ones. With the row value
       // `(next_attempt_at, seq) > (?, ?)` SQLite seeks to the moment alone and steps over every
       // message of it before the position: 14 ms a read 100,000 messages in, against 0.2.
-      selectDue: database.prepare<[DuePosition], MessageRecord>(`SELECT seq, message_id, event, plant_id, document, traceparent,
-          committed_at, attempts, next_attempt_at
+      selectDue: database.prepare<[DuePosition], MessageRecord>(`SELECT ${messageColumns}
         FROM webhook_messages WHERE endpoint_id = @endpointId AND next_attempt_at = @afterAt AND seq > @afterSeq AND next_attempt_at <= @now
         UNION ALL
-        SELECT seq, message_id, event, plant_id, document, traceparent, committed_at, attempts, next_attempt_at
+        SELECT ${messageColumns}
         FROM webhook_messages WHERE endpoint_id = @endpointId AND next_attempt_at > @afterAt AND next_attempt_at <= @now
         ORDER BY next_attempt_at, seq LIMIT @limit`),
       // By the endpoint too: a deleted endpoint's rows, swept, free their seqs for others (a rowid
@@ -194,16 +181,7 @@ export class SqliteWebhookStore implements WebhookStore {
       // Unpacked on a later read (another process holding the write lock, say): what is
       // unpacked already is read now. A bundle that could never be unpacked stays counted.
     }
-    return this.run(() => this.statements.selectDue.all({ endpointId, now: BigInt(now), afterAt: after.nextAttemptAt, afterSeq: after.seq, limit })).map((record) => ({
-      seq: Number(record.seq),
-      messageId: record.message_id,
-      event: record.event,
-      plant: { id: record.plant_id, document: record.document },
-      traceparent: record.traceparent,
-      committedAt: Number(record.committed_at),
-      attempts: Number(record.attempts),
-      nextAttemptAt: Number(record.next_attempt_at),
-    }))
+    return this.run(() => this.statements.selectDue.all({ endpointId, now: BigInt(now), afterAt: after.nextAttemptAt, afterSeq: after.seq, limit })).map(dueMessageOf)
   }
 
   async deleteMessages (endpointId: string, seqs: readonly number[]): Promise<void> {

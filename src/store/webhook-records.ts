@@ -1,7 +1,9 @@
-import type { LeasedWebhookEndpoint, WebhookEndpointSummary } from './webhook-store.js'
+import type { DueWebhookMessage, LeasedWebhookEndpoint, WebhookEndpointSummary } from './webhook-store.js'
+
+// The rows of the webhooks' tables as both backends read them, and the statements they share.
 
 // An integer column as a backend reads it: bigint (SQLite) or decimal text (PostgreSQL); every
-// time and count here is well inside 2^53.
+// time and count here is well inside 2^53 (a plant's id is read as a bigint).
 export type IntegerColumn = bigint | string
 
 export const numberOrNull = (value: IntegerColumn | null): number | null => value === null ? null : Number(value)
@@ -87,5 +89,34 @@ export function leasedEndpointOf (record: LeaseRecord): LeasedWebhookEndpoint {
     failingSince: numberOrNull(record.failing_since),
     failuresInARow: Number(record.failures_in_a_row),
     restingUntil: numberOrNull(record.resting_until),
+  }
+}
+
+// What both backends select of a due message (SELECT ${messageColumns}).
+export const messageColumns = 'seq, message_id, event, plant_id, document, traceparent, committed_at, attempts, next_attempt_at'
+
+export interface MessageRecord {
+  seq: IntegerColumn
+  message_id: string
+  event: string
+  plant_id: IntegerColumn
+  document: string
+  traceparent: string | null
+  committed_at: IntegerColumn
+  // integer on PostgreSQL, which reads it as a number
+  attempts: IntegerColumn | number
+  next_attempt_at: IntegerColumn
+}
+
+export function dueMessageOf (record: MessageRecord): DueWebhookMessage {
+  return {
+    seq: Number(record.seq),
+    messageId: record.message_id,
+    event: record.event,
+    plant: { id: BigInt(record.plant_id), document: record.document },
+    traceparent: record.traceparent,
+    committedAt: Number(record.committed_at),
+    attempts: Number(record.attempts),
+    nextAttemptAt: Number(record.next_attempt_at),
   }
 }
