@@ -23,7 +23,7 @@ type RouteValidatorFactory = (externalSchemas: unknown, ajvOptions: unknown) => 
 const buildValidator: RouteValidatorFactory = (externalSchemas, ajvOptions) => {
   const compile = (AjvCompiler() as unknown as RouteValidatorFactory)(externalSchemas, ajvOptions)
   return (route) => {
-    const validate = compile(route)
+    const validate = compile(route.httpPart === 'headers' ? { ...route, schema: withLowerCaseNames(route.schema) } : route)
     const readNumbers = route.httpPart === 'body' ? undefined : numericParameterReader(route.schema)
     if (readNumbers === undefined) return validate
     const validateParameters: Validator = (parameters) => {
@@ -37,6 +37,18 @@ const buildValidator: RouteValidatorFactory = (externalSchemas, ajvOptions) => {
 }
 
 export const buildRequestValidator = buildValidator as unknown as ValidatorFactory
+
+// A header parameter's schema by the lower-case name Node gives every header (`if-match` for the
+// spec's If-Match). Fastify does this for its own validator, and leaves a validator of one's own
+// to do it: without it a header parameter is never found, and never checked.
+function withLowerCaseNames (schema: unknown): unknown {
+  const { properties, required, ...rest } = schema as { properties?: Record<string, unknown>, required?: unknown }
+  return {
+    ...rest,
+    ...(properties === undefined ? {} : { properties: Object.fromEntries(Object.entries(properties).map(([name, property]) => [name.toLowerCase(), property])) }),
+    ...(Array.isArray(required) ? { required: required.map((name: string) => name.toLowerCase()) } : {}),
+  }
+}
 
 // The Ajv options requests are validated with: buildApp's `ajv`, and the mock's, so that the mock
 // refuses what the service refuses. The spec is exact: "12" is not an integer, 123 is not a
