@@ -80,6 +80,7 @@ export interface paths {
          *     crash of the service or of its database, as a created plant does), `404` when no plant has
          *     the `id`. Creates and deletes of one `id`, from any number of instances, take effect one
          *     after the other, in the order the store receives them. The `id` is free again afterwards.
+         *     With `If-Match`, only while the plant still has that entity tag: `412` otherwise.
          */
         delete: operations["deletePlant"];
         options?: never;
@@ -664,6 +665,15 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The plant no longer has the entity tag `If-Match` names (it changed since it was read); nothing was changed. */
+        PreconditionFailed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description A path parameter does not match its schema (40003), or the HTTP request is malformed (40007). */
         InvalidParameter: {
             headers: {
@@ -739,6 +749,15 @@ export interface components {
     };
     parameters: {
         /**
+         * @description The write goes on only if the plant still has one of these entity tags (its `ETag`, as a
+         *     create, a read or an update answered it), compared strongly (RFC 9110 §13.1.1): otherwise
+         *     the answer is `412` and nothing changes, so that two editors cannot overwrite each other
+         *     unseen. `*` asks only that the plant exists. A weak tag (`W/"…"`) matches nothing. A plant
+         *     that is not stored is a `404`, whatever this says.
+         * @example "3q2-7wXNaBhYJt5mNEtKfw1c"
+         */
+        IfMatch: string;
+        /**
          * @description The endpoint's id, as its registration answered it.
          * @example 3f0b1c52-5d7e-4a8e-9b43-2f6e1a9c7d10
          */
@@ -764,6 +783,12 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /**
+         * @description The plant's entity tag (RFC 9110 §8.8.3): strong, the same for as long as the plant is
+         *     stored as it is, and another once it changes. Send it back in `If-Match` to update or
+         *     delete the plant only if nobody changed it since.
+         */
+        ETag: string;
         /**
          * @description The RFC 6750 bearer challenge, for example
          *     `Bearer realm="plant-store", error="invalid_token", error_description="the token has expired"`,
@@ -878,6 +903,7 @@ export interface operations {
             /** @description The plant response. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -917,6 +943,7 @@ export interface operations {
             /** @description The plant stored under this id. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -937,7 +964,17 @@ export interface operations {
     deletePlant: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The write goes on only if the plant still has one of these entity tags (its `ETag`, as a
+                 *     create, a read or an update answered it), compared strongly (RFC 9110 §13.1.1): otherwise
+                 *     the answer is `412` and nothing changes, so that two editors cannot overwrite each other
+                 *     unseen. `*` asks only that the plant exists. A weak tag (`W/"…"`) matches nothing. A plant
+                 *     that is not stored is a `404`, whatever this says.
+                 * @example "3q2-7wXNaBhYJt5mNEtKfw1c"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description The plant's id, read as `getPlant` reads it.
@@ -961,6 +998,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];

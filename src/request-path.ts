@@ -129,6 +129,8 @@ export function createRequestPath ({ document, handlers, credentials, auth, limi
 
   return (entry) => {
     const operationId = entry.operation.operationId ?? ''
+    requireDeclared(entry, [400, 408, 431, 500], 'any request (a malformed request, one not received in time, header fields too large, an internal failure)')
+    if (entry.operation.requestBody !== undefined) requireDeclared(entry, [413, 415], 'its request body (too large, not JSON)')
     const onRequest = stepsOf(entry, operationId)
     if (entry.operation.requestBody === undefined) onRequest.push(ignoreBody)
     const handle = handlers[operationId] as RouteHandlerMethod

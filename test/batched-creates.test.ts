@@ -4,10 +4,10 @@ import type { PlantRow, PlantStore } from '../src/store/plant-store.js'
 import { PostgresPlantStore } from '../src/store/postgres/postgres-plant-store.js'
 import { Database } from '../src/store/sqlite/sqlite-driver.js'
 import { SqlitePlantStore } from '../src/store/sqlite/sqlite-plant-store.js'
-import { PlantConflictError, StoreUnavailableError } from '../src/store/store-errors.js'
+import { StoreUnavailableError } from '../src/store/store-errors.js'
 import { buildTestApp } from './support/helper.js'
 import { otherTransaction, runAsAdmin, type TestDatabase, testOnEveryBackend } from './support/test-databases.js'
-import { documentOf, plantRow } from './support/plant-rows.js'
+import { createInStore, documentOf, PlantConflictError, plantRow } from './support/plant-rows.js'
 
 // Creates are committed in batches (src/store/group-commit.ts). Creates submitted in the same
 // turn of the event loop are sure to share a batch, so these tests submit theirs together and
@@ -22,7 +22,7 @@ async function openStore (t: Test, database: TestDatabase): Promise<PlantStore> 
 type Told = 'created' | 'replayed' | 'conflict' | 'unavailable' | 'failed'
 
 async function createTogether (store: PlantStore, plants: readonly PlantRow[]): Promise<Told[]> {
-  const results = await Promise.allSettled(plants.map((plant) => store.createPlant(plant)))
+  const results = await Promise.allSettled(plants.map((plant) => createInStore(store, plant)))
   return results.map((result) => {
     if (result.status === 'fulfilled') return result.value.created ? 'created' : 'replayed'
     if (result.reason instanceof PlantConflictError) return 'conflict'
@@ -63,8 +63,8 @@ testOnEveryBackend(t, 'creates of one id in one batch resolve in arrival order',
 
 testOnEveryBackend(t, 'a batch mixing new, replayed and conflicting creates tells each caller its own outcome', async (t, database) => {
   const store = await openStore(t, database)
-  await store.createPlant(plantRow({ id: 10n, name: 'Ivy' }))
-  await store.createPlant(plantRow({ id: 11n, name: 'Moss' }))
+  await createInStore(store, plantRow({ id: 10n, name: 'Ivy' }))
+  await createInStore(store, plantRow({ id: 11n, name: 'Moss' }))
   const told = await createTogether(store, [
     plantRow({ id: 12n, name: 'Aloe' }),
     plantRow({ id: 10n, name: 'Ivy' }),
@@ -78,7 +78,7 @@ testOnEveryBackend(t, 'a batch mixing new, replayed and conflicting creates tell
 
 testOnEveryBackend(t, 'a write that fails on its own fails alone: its batch neighbours get their true outcomes', async (t, database) => {
   const store = await openStore(t, database)
-  await store.createPlant(plantRow({ id: 1n, name: 'Fern' }))
+  await createInStore(store, plantRow({ id: 1n, name: 'Fern' }))
   await refusePlantsNamed(database, 'Refused')
   const told = await createTogether(store, [
     plantRow({ id: 2n, name: 'Ivy' }),
@@ -140,7 +140,7 @@ testOnEveryBackend(t, 'under a flood of creates, everyone is answered, in arriva
   const answered: number[] = []
   const plants = Array.from({ length: count }, (_, index) => (plantRow({ id: BigInt(index + 1), name: `Plant ${index + 1}` })))
   await Promise.all(plants.map(async (plant, index) => {
-    await store.createPlant(plant)
+    await createInStore(store, plant)
     answered.push(index)
   }))
   t.same(answered, plants.map((_, index) => index), 'no create was answered before one that arrived earlier')

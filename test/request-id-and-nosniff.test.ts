@@ -1,5 +1,5 @@
 import t from 'tap'
-import type { PlantRow, PlantStore } from '../src/store/plant-store.js'
+import type { PlantStore, PlantWrite } from '../src/store/plant-store.js'
 import { SqlitePlantStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { StoreUnavailableError } from '../src/store/store-errors.js'
 import { buildTestApp } from './support/helper.js'
@@ -15,9 +15,9 @@ t.test('every response carries nosniff and a request id', async (t) => {
   // A real store whose creates fail on demand.
   const realStore = await SqlitePlantStore.open({ filename: `${testFolder(t)}/plants.db` })
   const failingStore: PlantStore = Object.assign(Object.create(realStore) as PlantStore, {
-    createPlant: async (plant: PlantRow) => {
+    write: async (write: PlantWrite) => {
       if (storeFailure !== undefined) throw storeFailure
-      return realStore.createPlant(plant)
+      return realStore.write(write)
     },
   })
   const { send, createPlant } = await buildTestApp(t, {}, {})

@@ -4,7 +4,7 @@ import { loadOpenApiDocument, type OpenApiDocument } from '../src/openapi/openap
 import { SqlitePlantStore } from '../src/store/sqlite/sqlite-plant-store.js'
 import { StoreUnavailableError } from '../src/store/store-errors.js'
 import { buildTestApp, otherTestToken, testToken } from './support/helper.js'
-import { plantRow } from './support/plant-rows.js'
+import { createInStore, plantRow } from './support/plant-rows.js'
 import { testFolder } from './support/test-folder.js'
 
 // The request path is built from openapi.yaml: an operation whose security or responses the
@@ -28,7 +28,7 @@ async function refusalToStart (t: Test, edit: Edit): Promise<string> {
   const error = await buildTestApp(t, {}, { store, openApi: editedSpec(edit) })
     .then(() => undefined, (failure: unknown) => failure)
   t.ok(error instanceof Error, 'buildApp refuses')
-  await t.rejects(store.createPlant(plantRow({ id: 1n, name: 'Fern' })), StoreUnavailableError, 'and closes the store it was given')
+  await t.rejects(createInStore(store, plantRow({ id: 1n, name: 'Fern' })), StoreUnavailableError, 'and closes the store it was given')
   return error instanceof Error ? error.message : ''
 }
 
@@ -40,6 +40,16 @@ t.test('an operation that requires credentials but does not declare what refusin
 t.test('a public operation that does not declare its rate limit\'s 429 does not start', async (t) => {
   const message = await refusalToStart(t, (spec) => { spec.deleteIn(['paths', '/openapi.json', 'get', 'responses', '429']) })
   t.match(message, /getOpenApiJson\) must declare the responses 429/)
+})
+
+t.test('an operation that does not declare what any request, or its body, may answer does not start', async (t) => {
+  for (const [path, method, status, why] of [
+    ['/plants', 'post', '413', 'its request body'], ['/plants', 'post', '415', 'its request body'],
+    ['/healthz', 'get', '431', 'any request'], ['/plants/{id}', 'delete', '408', 'any request'],
+  ] as const) {
+    const message = await refusalToStart(t, (spec) => { spec.deleteIn(['paths', path, method, 'responses', status]) })
+    t.match(message, new RegExp(`${method.toUpperCase()} ${path.replace(/[{}]/g, '\\$&')} \\(\\w+\\) must declare the responses ${status}, which ${why}`))
+  }
 })
 
 t.test('a security scheme the service cannot check does not leave an operation open', async (t) => {

@@ -7,7 +7,7 @@ import { Webhooks } from '../src/webhooks/webhooks.js'
 import { Observability } from '../src/observability/observability.js'
 import { loadConfig } from '../src/config/config.js'
 import { buildTestApp } from './support/helper.js'
-import { plantRow } from './support/plant-rows.js'
+import { createInStore, plantRow } from './support/plant-rows.js'
 import { testFolder } from './support/test-folder.js'
 
 // Each operationId of openapi.yaml is routed to a handler of the same name: none is missing,
@@ -46,5 +46,5 @@ t.test('buildApp refuses to start when the spec declares an operation with no ha
   await t.rejects(buildTestApp(t, {}, { store, openApi: { document: modified, yamlText: '' } }), {
     message: /no handler: .*getExtra/,
   })
-  await t.rejects(store.createPlant(plantRow({ id: 1n, name: 'Fern' })), StoreUnavailableError, 'the store it was given is closed again')
+  await t.rejects(createInStore(store, plantRow({ id: 1n, name: 'Fern' })), StoreUnavailableError, 'the store it was given is closed again')
 })

@@ -15,13 +15,13 @@ import { testOnEveryBackend } from './support/test-databases.js'
 // path calls it, and its write must be in the store's queue when the call returns.
 
 // A request each write operation's handler is called with.
-const writeRequests: Readonly<Record<string, { readonly body?: unknown, readonly params?: unknown }>> = {
-  createPlant: { body: { id: 7n, name: 'Fern' } },
-  deletePlant: { params: { id: 7n } },
+const writeRequests: Readonly<Record<string, { readonly body?: unknown, readonly params?: unknown, readonly headers: unknown }>> = {
+  createPlant: { body: { id: 7n, name: 'Fern' }, headers: {} },
+  deletePlant: { params: { id: 7n }, headers: {} },
 }
 
 // What the handlers send through their reply, taken and dropped.
-const reply = { type: () => reply, code: () => reply, send: () => reply } as unknown as FastifyReply
+const reply = { type: () => reply, code: () => reply, header: () => reply, send: () => reply } as unknown as FastifyReply
 
 testOnEveryBackend(t, 'every write handler has queued its write when its call returns', async (t, database) => {
   let queued = 0

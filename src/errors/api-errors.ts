@@ -17,6 +17,7 @@ export const ErrorCode = {
   methodNotAllowed: 40501,
   requestTimeout: 40801,
   conflict: 40901,
+  preconditionFailed: 41201,
   contentTooLarge: 41301,
   unsupportedMediaType: 41501,
   tooManyRequestsForCredential: 42901,
@@ -204,6 +205,14 @@ export class InternalError extends ApiError<500> {
 export class ConflictResponseError extends ApiError<409> {
   constructor (message: string) {
     super(ErrorCode.conflict, message)
+  }
+}
+
+// An If-Match the plant no longer meets: it changed (or was deleted and created again) since the
+// caller read the entity tag it sent.
+export class PreconditionFailedError extends ApiError<412> {
+  constructor (id: bigint) {
+    super(ErrorCode.preconditionFailed, `the plant with id ${id} does not match If-Match: it changed since that entity tag was read`)
   }
 }
 

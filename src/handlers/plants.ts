@@ -1,13 +1,17 @@
 import type { components, operations } from '../../generated/openapi.js'
-import { ConflictResponseError, NotFoundError } from '../errors/api-errors.js'
+import type { FastifyReply } from 'fastify'
+import { ConflictResponseError, NotFoundError, PreconditionFailedError } from '../errors/api-errors.js'
+import { unreachable } from '../errors/unreachable.js'
+import { entityTagOf, ifMatchCondition } from '../http/entity-tags.js'
 import { compileDocumentWriter } from '../openapi/declared-document.js'
 import { type LoadedOpenApiDocument, type OpenApiDocument, parameterDefault } from '../openapi/openapi-document.js'
 import { type PlantStore, plantWithId } from '../store/plant-store.js'
-import { PlantConflictError } from '../store/store-errors.js'
-import { noContent, type OperationHandler, sendJsonText } from './typed-handler.js'
+import { type JsonText, noContent, type OperationHandler, sendJsonText } from './typed-handler.js'
 
 // The plants' operations: each speaks to the store in plants (a PlantRow: an id and the stored
-// document) and answers the document as it is stored.
+// document) and answers the document as it is stored, with its entity tag (src/http/entity-tags.ts).
+// A write hands its write to the store before its first await (src/http/request-turns.ts), and
+// answers what the store says it came to, in a switch the compiler holds to every result.
 
 type Plant = components['schemas']['Plant']
 type StoredPlant = components['schemas']['StoredPlant']
@@ -37,12 +41,13 @@ export function createPlantHandler (
 ): OperationHandler<operations['createPlant']> {
   const writePlantDocument = compileDocumentWriter(document, '#/components/schemas/Plant')
   return async function createPlant ({ body }, reply) {
-    try {
-      const { plant } = await store.createPlant({ id: body.id, document: writePlantDocument(body) }, { traceparent: traceparent() })
-      return sendJsonText<Plant>(reply, plant.document)
-    } catch (error) {
-      if (error instanceof PlantConflictError) return new ConflictResponseError(error.message)
-      throw error
+    const plantDocument = writePlantDocument(body)
+    const result = await store.write({ kind: 'create', id: body.id, document: plantDocument, context: { traceparent: traceparent() } })
+    switch (result) {
+      case 'created':
+      case 'replayed': return sendPlant(reply, plantDocument)
+      case 'conflict': return new ConflictResponseError(`a plant with id ${body.id} already exists with a different name or tag`)
+      default: return unreachable(result)
     }
   }
 }
@@ -52,7 +57,7 @@ export function getPlantHandler (store: PlantStore): OperationHandler<operations
   return async function getPlant ({ params: { id } }, reply) {
     const plant = await store.getPlant(id)
     if (plant === undefined) return new NotFoundError(`no plant has id ${id}`)
-    return sendJsonText<Plant>(reply, plant.document)
+    return sendPlant(reply, plant.document)
   }
 }
 
@@ -74,10 +79,23 @@ export function listPlantsHandler (store: PlantStore, document: OpenApiDocument)
 }
 
 // Answered once the deletion is as durable as a create: the store's batch has committed it.
-// A delete that removes a plant sends its webhooks, linked to this request's trace.
+// With If-Match, only while the plant is still the one tagged so. A delete that removes a plant
+// sends its webhooks, linked to this request's trace.
 export function deletePlantHandler (store: PlantStore, traceparent: () => string | undefined): OperationHandler<operations['deletePlant']> {
-  return async function deletePlant ({ params: { id } }, reply) {
-    if (!await store.deletePlant(id, { traceparent: traceparent() })) return new NotFoundError(`no plant has id ${id}`)
-    return noContent(reply)
+  return async function deletePlant ({ params: { id }, headers }, reply) {
+    const condition = ifMatchCondition(headers['if-match'])
+    const result = await store.write({ kind: 'delete', id, condition, context: { traceparent: traceparent() } })
+    switch (result) {
+      case 'deleted': return noContent(reply)
+      case 'absent': return new NotFoundError(`no plant has id ${id}`)
+      case 'condition-failed': return new PreconditionFailedError(id)
+      default: return unreachable(result)
+    }
   }
+}
+
+// A plant's document as the 200 body, with its entity tag.
+function sendPlant (reply: FastifyReply, document: string): JsonText<Plant> {
+  reply.header('etag', entityTagOf(document))
+  return sendJsonText<Plant>(reply, document)
 }

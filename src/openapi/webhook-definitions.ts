@@ -1,4 +1,4 @@
-import { type PlantChange, plantChanges } from '../store/outbox.js'
+import { type PlantChange, plantChanges } from '../store/plant-writes.js'
 import type { OpenApiDocument } from './openapi-document.js'
 
 // A webhook of openapi.yaml: its name, and the change of the store that sends it.

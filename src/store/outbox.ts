@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import type { PlantRow } from './plant-row.js'
+import type { PlantChange } from './plant-writes.js'
 
-// A change the store commits that a webhook may tell of (openapi.yaml's `x-sent-when`).
-export const plantChanges = ['plant-created', 'plant-deleted'] as const
-export type PlantChange = (typeof plantChanges)[number]
+export type { PlantChange } from './plant-writes.js'
 
 // One message, as the outbox keeps it until every endpoint subscribed to its event has it: what
 // it tells of, from which the webhooks compose its body as they send it.
@@ -12,7 +11,7 @@ export interface OutboxMessage {
   readonly messageId: string
   // The webhook's name in openapi.yaml.
   readonly event: string
-  // The plant created, or deleted as it was stored.
+  // The plant as the change left it, or as it was stored before a delete.
   readonly plant: PlantRow
   readonly traceparent: string | undefined
   // When its first attempt is due.

@@ -1,11 +1,3 @@
-// The id is taken by a plant with another document.
-export class PlantConflictError extends Error {
-  constructor (readonly id: bigint) {
-    super(`a plant with id ${id} already exists with a different name or tag`)
-    this.name = 'PlantConflictError'
-  }
-}
-
 // The backend could not serve the request for now (busy, locked, unreachable, disk full); the
 // same request may succeed later. The cause is kept for the logs, never for the response.
 export class StoreUnavailableError extends Error {

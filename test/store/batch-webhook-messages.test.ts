@@ -4,9 +4,8 @@ import { PostgresPlantStore } from '../../src/store/postgres/postgres-plant-stor
 import type { PlantStore } from '../../src/store/plant-store.js'
 import { SqlitePlantStore } from '../../src/store/sqlite/sqlite-plant-store.js'
 import type { Outbox } from '../../src/store/outbox.js'
-import { PlantConflictError } from '../../src/store/store-errors.js'
 import { beforeEveryMessage } from '../../src/store/webhook-store.js'
-import { plantRow } from '../support/plant-rows.js'
+import { createInStore, deleteFromStore, PlantConflictError, plantRow } from '../support/plant-rows.js'
 import { postgresSkipReason, postgresTestDatabase } from '../support/test-databases.js'
 import { testFolder } from '../support/test-folder.js'
 
@@ -39,17 +38,17 @@ function testBatchMessages (t: Test, openStore: (t: Test) => Promise<PlantStore>
     await store.webhooks.createEndpoint({ id: deletesOnly, url: 'http://127.0.0.1:1/deletes', events: ['plantDeleted'], secret: 'whsec_b', createdAt: now })
     await store.webhooks.createEndpoint({ id: disabled, url: 'http://127.0.0.1:1/off', events: null, secret: 'whsec_c', createdAt: now })
     await store.webhooks.disableEndpoint(disabled, now, 'gone')
-    await store.createPlant(plantRow({ id: 1n, name: 'Fern' }))
+    await createInStore(store, plantRow({ id: 1n, name: 'Fern' }))
     store.useOutbox(outbox)
 
     // Sent together: one batch.
     const outcomes = await Promise.allSettled([
-      store.createPlant(plantRow({ id: 2n, name: 'Ivy' }), { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' }),
-      store.createPlant(plantRow({ id: 2n, name: 'Ivy' })),
-      store.createPlant(plantRow({ id: 1n, name: 'Fern' })),
-      store.createPlant(plantRow({ id: 3n, name: 'Moss' })),
-      store.createPlant(plantRow({ id: 3n, name: 'Not moss' })),
-      store.createPlant(plantRow({ id: 9007199254740993n, name: 'Aloe' })),
+      createInStore(store, plantRow({ id: 2n, name: 'Ivy' }), { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' }),
+      createInStore(store, plantRow({ id: 2n, name: 'Ivy' })),
+      createInStore(store, plantRow({ id: 1n, name: 'Fern' })),
+      createInStore(store, plantRow({ id: 3n, name: 'Moss' })),
+      createInStore(store, plantRow({ id: 3n, name: 'Not moss' })),
+      createInStore(store, plantRow({ id: 9007199254740993n, name: 'Aloe' })),
     ])
     t.same(outcomes.map((outcome) => outcome.status === 'fulfilled' ? outcome.value.created : outcome.reason instanceof PlantConflictError ? 'conflict' : outcome.reason),
       [true, false, false, true, 'conflict', true])
@@ -68,8 +67,8 @@ function testBatchMessages (t: Test, openStore: (t: Test) => Promise<PlantStore>
     await store.webhooks.createEndpoint({ id: everyEvent, url: 'http://127.0.0.1:1/every', events: null, secret: 'whsec_a', createdAt: now })
     const readsOnCommit: Array<Promise<unknown[]>> = []
     store.useOutbox({ ...outbox, committed: () => { readsOnCommit.push(store.webhooks.dueMessages(everyEvent, Date.now() + 1000, beforeEveryMessage, 64)) } })
-    await Promise.all([store.createPlant(plantRow({ id: 1n, name: 'Fern' })), store.createPlant(plantRow({ id: 2n, name: 'Ivy' }))])
-    await store.deletePlant(1n)
+    await Promise.all([createInStore(store, plantRow({ id: 1n, name: 'Fern' })), createInStore(store, plantRow({ id: 2n, name: 'Ivy' }))])
+    await deleteFromStore(store, 1n)
     // Nothing is delivered here: each read finds the messages of every commit before it, and its
     // own. Each commit wrote at least one, so the read begun on the k-th commit finds at least k; it
     // may find more, as a read runs after its commit and a later batch may commit before it does.
@@ -82,10 +81,10 @@ function testBatchMessages (t: Test, openStore: (t: Test) => Promise<PlantStore>
     await store.webhooks.createEndpoint({ id: deletesOnly, url: 'http://127.0.0.1:1/deletes', events: ['plantDeleted'], secret: 'whsec_b', createdAt: now })
     let commitsTold = 0
     store.useOutbox({ ...outbox, wants: (change) => change === 'plant-deleted', committed: () => { commitsTold++ } })
-    await Promise.all([store.createPlant(plantRow({ id: 1n, name: 'Fern' })), store.createPlant(plantRow({ id: 2n, name: 'Ivy' }))])
-    await store.createPlant(plantRow({ id: 3n, name: 'Moss' }))
+    await Promise.all([createInStore(store, plantRow({ id: 1n, name: 'Fern' })), createInStore(store, plantRow({ id: 2n, name: 'Ivy' }))])
+    await createInStore(store, plantRow({ id: 3n, name: 'Moss' }))
     t.equal(commitsTold, 0, 'creates, which no endpoint is owed, tell nothing')
-    await store.deletePlant(1n)
+    await deleteFromStore(store, 1n)
     t.equal(commitsTold, 1, 'a delete, which one is, tells its commit')
     t.equal((await store.webhooks.dueMessages(deletesOnly, Date.now() + 1000, beforeEveryMessage, 64)).length, 1, 'whose message is there to read')
   })

@@ -10,7 +10,7 @@ import { Database } from '../../src/store/sqlite/sqlite-driver.js'
 import { sqliteMigrationConnection } from '../../src/store/sqlite/sqlite-migrations.js'
 import { SqlitePlantStore } from '../../src/store/sqlite/sqlite-plant-store.js'
 import { beforeEveryMessage, type DueWebhookMessage } from '../../src/store/webhook-store.js'
-import { plantRow } from '../support/plant-rows.js'
+import { createInStore, deleteFromStore, plantRow } from '../support/plant-rows.js'
 import { postgresSkipReason, postgresTestDatabase } from '../support/test-databases.js'
 import { testFolder } from '../support/test-folder.js'
 
@@ -50,7 +50,7 @@ function testBundles (t: Test, openStore: (t: Test) => Promise<PlantStore>): voi
   t.test('a batch of creates is owed, read and counted as one message per plant', async (t) => {
     const store = await storeWithEndpoints(await openStore(t))
     // Created together: one batch.
-    await Promise.all([1n, 2n, 3n].map(async (id) => store.createPlant(plantRow({ id, name: `Fern ${id}` }))))
+    await Promise.all([1n, 2n, 3n].map(async (id) => createInStore(store, plantRow({ id, name: `Fern ${id}` }))))
 
     t.equal(await store.webhooks.pendingMessages(), 3, 'counted while still bundled')
     t.same((await store.webhooks.listEndpoints()).map(({ pendingMessages }) => pendingMessages), [3, 0], 'only the endpoint subscribed is owed them')
@@ -73,9 +73,9 @@ function testBundles (t: Test, openStore: (t: Test) => Promise<PlantStore>): voi
 
   t.test('a message has the same id at every endpoint subscribed to it, and its trace', async (t) => {
     const store = await storeWithEndpoints(await openStore(t))
-    await store.createPlant(plantRow({ id: 7n, name: 'Ivy' }))
+    await createInStore(store, plantRow({ id: 7n, name: 'Ivy' }))
     const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'
-    t.equal(await store.deletePlant(7n, { traceparent }), true)
+    t.equal(await deleteFromStore(store, 7n, { traceparent }), true)
 
     const later = Date.now() + 1000
     const toEvery = await store.webhooks.dueMessages(everyEvent, later, beforeEveryMessage, 64)
@@ -93,8 +93,8 @@ function testBundles (t: Test, openStore: (t: Test) => Promise<PlantStore>): voi
 
   t.test('ids past 2^53 and documents come out exactly as they went in', async (t) => {
     const store = await storeWithEndpoints(await openStore(t))
-    await store.createPlant(plantRow({ id: 9007199254740993n, name: 'Fern', tag: 'shade' }))
-    await store.createPlant({ id: -9223372036854775808n, document: '{}' })
+    await createInStore(store, plantRow({ id: 9007199254740993n, name: 'Fern', tag: 'shade' }))
+    await createInStore(store, { id: -9223372036854775808n, document: '{}' })
     const messages = await store.webhooks.dueMessages(everyEvent, Date.now() + 1000, beforeEveryMessage, 64)
     t.same(messages.map(({ plant }) => plant), [plantRow({ id: 9007199254740993n, name: 'Fern', tag: 'shade' }), { id: -9223372036854775808n, document: '{}' }])
   })
@@ -103,9 +103,9 @@ function testBundles (t: Test, openStore: (t: Test) => Promise<PlantStore>): voi
     const store = await storeWithEndpoints(await openStore(t))
     // Sent together: one batch, which creates, deletes and creates plant 5 again.
     await Promise.all([
-      store.createPlant(plantRow({ id: 5n, name: 'Fern' })),
-      store.deletePlant(5n),
-      store.createPlant(plantRow({ id: 5n, name: 'Fern' })),
+      createInStore(store, plantRow({ id: 5n, name: 'Fern' })),
+      deleteFromStore(store, 5n),
+      createInStore(store, plantRow({ id: 5n, name: 'Fern' })),
     ])
     const due = await store.webhooks.dueMessages(everyEvent, Date.now() + 1000, beforeEveryMessage, 64)
     t.same(due.map(({ event }) => event), ['newPlant', 'plantDeleted', 'newPlant'])
@@ -113,7 +113,7 @@ function testBundles (t: Test, openStore: (t: Test) => Promise<PlantStore>): voi
 
   t.test('unpacking goes as far as it is asked, oldest bundles first', async (t) => {
     const store = await storeWithEndpoints(await openStore(t))
-    for (let id = 1n; id <= 40n; id++) await store.createPlant(plantRow({ id, name: 'Moss' }))
+    for (let id = 1n; id <= 40n; id++) await createInStore(store, plantRow({ id, name: 'Moss' }))
     const firstFive = await store.webhooks.dueMessages(everyEvent, Date.now() + 1000, beforeEveryMessage, 5)
     t.same(firstFive.map(plantIdOf), [1, 2, 3, 4, 5])
     t.equal(await store.webhooks.pendingMessages(), 40)
@@ -124,19 +124,19 @@ function testBundles (t: Test, openStore: (t: Test) => Promise<PlantStore>): voi
 
   t.test('the bundles owed to a deleted endpoint are counted for no one', async (t) => {
     const store = await storeWithEndpoints(await openStore(t))
-    await Promise.all([1n, 2n].map(async (id) => store.createPlant(plantRow({ id, name: 'Fern' }))))
+    await Promise.all([1n, 2n].map(async (id) => createInStore(store, plantRow({ id, name: 'Fern' }))))
     t.equal(await store.webhooks.deleteEndpoint(everyEvent), true)
     t.equal(await store.webhooks.pendingMessages(), 0)
   })
 
   t.test('what a disabled endpoint was still owed, rows and bundles, is counted as failed and not as pending', async (t) => {
     const store = await storeWithEndpoints(await openStore(t))
-    for (let id = 1n; id <= 3n; id++) await store.createPlant(plantRow({ id, name: 'Fern' }))
+    for (let id = 1n; id <= 3n; id++) await createInStore(store, plantRow({ id, name: 'Fern' }))
     // Two unpacked into rows, one of them failed for good; the third still bundled.
     const [exhausted, waiting] = await store.webhooks.dueMessages(everyEvent, Date.now() + 1000, beforeEveryMessage, 2)
     await store.webhooks.rescheduleMessage(everyEvent, exhausted!.seq, 1, null)
     await store.webhooks.rescheduleMessage(everyEvent, waiting!.seq, 1, Date.now() + 60_000)
-    await store.createPlant(plantRow({ id: 4n, name: 'Moss' }))
+    await createInStore(store, plantRow({ id: 4n, name: 'Moss' }))
     const countsOf = async (): Promise<unknown[]> =>
       (await store.webhooks.listEndpoints()).map(({ id, pendingMessages, failedMessages }) => ({ id, pendingMessages, failedMessages }))
     t.same(await countsOf(), [{ id: everyEvent, pendingMessages: 3, failedMessages: 1 }, { id: deletesOnly, pendingMessages: 0, failedMessages: 0 }])
@@ -146,7 +146,7 @@ function testBundles (t: Test, openStore: (t: Test) => Promise<PlantStore>): voi
     t.same(await countsOf(), [{ id: everyEvent, pendingMessages: 0, failedMessages: 4 }, { id: deletesOnly, pendingMessages: 0, failedMessages: 0 }],
       'nothing more is sent to it: all four will not be delivered')
     t.equal(await store.webhooks.pendingMessages(), 0, 'the gauge counts what enabled endpoints are owed')
-    await store.createPlant(plantRow({ id: 5n, name: 'Ivy' }))
+    await createInStore(store, plantRow({ id: 5n, name: 'Ivy' }))
     t.equal(await store.webhooks.pendingMessages(), 0, 'and a disabled endpoint is owed nothing new')
   })
 
@@ -154,7 +154,7 @@ function testBundles (t: Test, openStore: (t: Test) => Promise<PlantStore>): voi
     const store = await storeWithEndpoints(await openStore(t))
     // One create at a time: a batch, and a bundle, each; more than the 256 prefixes drawn at once.
     const creates = 300
-    for (let id = 1n; id <= BigInt(creates); id++) await store.createPlant(plantRow({ id, name: 'Moss' }))
+    for (let id = 1n; id <= BigInt(creates); id++) await createInStore(store, plantRow({ id, name: 'Moss' }))
     const due = await store.webhooks.dueMessages(everyEvent, Date.now() + 1000, beforeEveryMessage, creates)
     t.equal(due.length, creates)
     const prefixes = new Set(due.map(({ messageId }) => messageId.slice(0, -8)))
@@ -184,9 +184,9 @@ const bodyBefore = `{"type":"newPlant","timestamp":"${new Date(now).toISOString(
 // An endpoint owed both kinds of rows: a message unpacked by a read, and a bundle written since.
 const alsoEveryEvent = '00000000-0000-4000-8000-000000000003'
 async function oweRowsAndABundle (store: PlantStore, endpointId: string, ids: readonly bigint[]): Promise<void> {
-  await store.createPlant(plantRow({ id: ids[0]!, name: 'Moss' }))
+  await createInStore(store, plantRow({ id: ids[0]!, name: 'Moss' }))
   await store.webhooks.dueMessages(endpointId, Date.now() + 1000, beforeEveryMessage, 1)
-  await store.createPlant(plantRow({ id: ids[1]!, name: 'Moss' }))
+  await createInStore(store, plantRow({ id: ids[1]!, name: 'Moss' }))
 }
 
 t.test('SQLite', async (t) => {
@@ -233,7 +233,7 @@ t.test('SQLite', async (t) => {
     t.teardown(() => store.close())
     t.equal(store.migrationsAtOpen.schemaVersion, 9)
     store.useOutbox(outbox)
-    await store.createPlant(plantRow({ id: 9n, name: 'Fern' }))
+    await createInStore(store, plantRow({ id: 9n, name: 'Fern' }))
     const due = await store.webhooks.dueMessages(everyEvent, Date.now() + 1000, beforeEveryMessage, 64)
     t.same(due.map(({ messageId }) => messageId).slice(0, 1), ['msg_00000000000000000000000000000001'])
     t.same(due[0]?.plant, plantRow({ id: 1n, name: 'Fern' }), 'its plant, read from its body')
@@ -266,7 +266,7 @@ t.test('PostgreSQL', { skip: postgresSkipReason }, async (t) => {
 
     await other.query('BEGIN')
     await other.query('INSERT INTO plants (id, document) VALUES (5, \'{"name":"Fern"}\')')
-    const creates = Promise.all([5n, 6n].map(async (id) => store.createPlant(plantRow({ id, name: 'Fern' }))))
+    const creates = Promise.all([5n, 6n].map(async (id) => createInStore(store, plantRow({ id, name: 'Fern' }))))
     // The batch waits for this transaction: a session of this database that it blocks.
     const waitingOnOther = `SELECT count(*)::integer AS waiting FROM pg_stat_activity
       WHERE datname = current_database() AND pg_backend_pid() = ANY (pg_blocking_pids(pid))`
@@ -303,7 +303,7 @@ t.test('PostgreSQL', { skip: postgresSkipReason }, async (t) => {
     t.teardown(() => store.close())
     t.equal(store.migrationsAtOpen?.schemaVersion, 9)
     store.useOutbox(outbox)
-    await store.createPlant(plantRow({ id: 9n, name: 'Fern' }))
+    await createInStore(store, plantRow({ id: 9n, name: 'Fern' }))
     t.equal(await store.webhooks.pendingMessages(), 2, 'counted: the message from before, and the one bundled since')
     const due = await store.webhooks.dueMessages(everyEvent, Date.now() + 1000, beforeEveryMessage, 64)
     t.same(due.map(({ messageId }) => messageId).slice(0, 1), ['msg_00000000000000000000000000000001'])

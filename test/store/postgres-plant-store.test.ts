@@ -4,10 +4,10 @@ import pg from 'pg'
 import t, { type Test } from 'tap'
 import { migrationLockKey } from '../../src/store/postgres/postgres-migrations.js'
 import { PostgresPlantStore, type PostgresPlantStoreOptions } from '../../src/store/postgres/postgres-plant-store.js'
-import { PlantConflictError, StoreUnavailableError } from '../../src/store/store-errors.js'
+import { StoreUnavailableError } from '../../src/store/store-errors.js'
 import { emptySchema, otherTransaction, postgresSkipReason, postgresTestDatabase, runAsAdmin, testPostgresUrl } from '../support/test-databases.js'
 import { testPlantStoreContract } from './plant-store-contract.js'
-import { documentOf, plantRow } from '../support/plant-rows.js'
+import { createInStore, documentOf, PlantConflictError, plantRow } from '../support/plant-rows.js'
 import { migrations } from '../../src/store/migrations.js'
 
 // A real PostgreSQL server, each test in a schema of its own (see support/test-databases.ts).
@@ -50,7 +50,7 @@ t.test('int64 ids cross the driver exactly, both ways', runs, async (t) => {
   const store = await PostgresPlantStore.open({ connectionString: database.url, poolSize: 2 })
   t.teardown(() => store.close())
   const ids = [-(2n ** 63n), 2n ** 63n - 1n, 2n ** 53n + 1n, 9007199254740993n]
-  for (const id of ids) await store.createPlant(plantRow({ id, name: `plant ${id}` }))
+  for (const id of ids) await createInStore(store, plantRow({ id, name: `plant ${id}` }))
   t.same((await database.readStoredPlants()).map((row) => row.id), [...new Set(ids)].sort((a, b) => (a < b ? -1 : 1)))
 })
 
@@ -69,15 +69,15 @@ t.test('every session commits durably at read committed, even when the URL asks 
     'and the schema from the URL is kept')
   // At serializable, the losing racers would fail to serialize, and get 503s.
   const results = await Promise.allSettled(Array.from({ length: 40 }, (_, index) =>
-    store.createPlant(plantRow({ id: 1n, name: `Racer ${index % 2}` }))))
+    createInStore(store, plantRow({ id: 1n, name: `Racer ${index % 2}` }))))
   t.ok(results.every((result) => result.status === 'fulfilled' || result.reason instanceof PlantConflictError),
     'every racer is a create, a replay or a conflict')
 })
 
 t.test('the batch insert is the only named statement: taken ids are read by one sent unnamed', runs, async (t) => {
   const store = await openStore(t, { poolSize: 1 })
-  await store.createPlant(plantRow({ id: 1n, name: 'Fern' }))
-  await Promise.all([store.createPlant(plantRow({ id: 1n, name: 'Fern' })), store.createPlant(plantRow({ id: 2n, name: 'Ivy' }))])
+  await createInStore(store, plantRow({ id: 1n, name: 'Fern' }))
+  await Promise.all([createInStore(store, plantRow({ id: 1n, name: 'Fern' })), createInStore(store, plantRow({ id: 2n, name: 'Ivy' }))])
   const prepared = await poolOf(store).query<{ name: string }>('SELECT name FROM pg_prepared_statements ORDER BY name')
   // The replay was compared with the stored plant by a statement the server plans afresh at
   // every run and never caches.
@@ -89,7 +89,7 @@ t.test('the batch statement reads no stored rows, whichever plan the server cach
   // Enough batches for the server to cache a generic plan, on a table never analysed, then
   // many more rows.
   for (let batch = 0; batch < 10; batch++) {
-    await Promise.all(Array.from({ length: 500 }, (_, index) => store.createPlant(plantRow({ id: BigInt(batch * 500 + index), name: 'Fern' }))))
+    await Promise.all(Array.from({ length: 500 }, (_, index) => createInStore(store, plantRow({ id: BigInt(batch * 500 + index), name: 'Fern' }))))
   }
   const pool = poolOf(store)
   const planOf = async (): Promise<string> => {
@@ -113,7 +113,7 @@ t.test('a plant another session commits while the batch statement waits for it i
   const other = await otherTransaction(t, database.url)
   await other.query('INSERT INTO plants (id, document) VALUES (1, $1), (2, $2)', [documentOf({ name: 'Fern' }), documentOf({ name: 'Ivy' })])
   // The batch statement starts (its snapshot taken), then waits on the other session's rows.
-  const creates = Promise.all([store.createPlant(plantRow({ id: 1n, name: 'Fern' })), store.createPlant(plantRow({ id: 2n, name: 'Palm' }))]
+  const creates = Promise.all([createInStore(store, plantRow({ id: 1n, name: 'Fern' })), createInStore(store, plantRow({ id: 2n, name: 'Palm' }))]
     .map(async (create) => create.then(({ created }) => (created ? 'created' : 'replayed'), (error: unknown) =>
       error instanceof PlantConflictError ? 'conflict' : error)))
   await new Promise((resolve) => setTimeout(resolve, 200))
@@ -128,7 +128,7 @@ t.test('the pool never opens more connections than its size', runs, async (t) =>
   url.searchParams.set('application_name', applicationName)
   const store = await PostgresPlantStore.open({ connectionString: url.toString(), poolSize: 3 })
   t.teardown(() => store.close())
-  await Promise.all(Array.from({ length: 60 }, (_, index) => store.createPlant(plantRow({ id: BigInt(index), name: 'Fern' }))))
+  await Promise.all(Array.from({ length: 60 }, (_, index) => createInStore(store, plantRow({ id: BigInt(index), name: 'Fern' }))))
   const connections = await runAsAdmin<{ count: string }>(
     'SELECT count(*) AS count FROM pg_stat_activity WHERE application_name = $1', [applicationName])
   t.ok(Number(connections[0]?.count) <= 3, `${connections[0]?.count} connections`)
@@ -141,16 +141,16 @@ t.test('a create held up by another transaction past the statement timeout is un
   t.teardown(() => store.close())
   const other = await otherTransaction(t, database.url)
   await other.query('INSERT INTO plants (id, document) VALUES (1, $1)', [documentOf({ name: 'Fern' })])
-  await t.rejects(store.createPlant(plantRow({ id: 1n, name: 'Fern' })), StoreUnavailableError)
+  await t.rejects(createInStore(store, plantRow({ id: 1n, name: 'Fern' })), StoreUnavailableError)
   await other.query('ROLLBACK')
-  t.same(await store.createPlant(plantRow({ id: 1n, name: 'Fern' })), { plant: plantRow({ id: 1n, name: 'Fern' }), created: true })
+  t.same(await createInStore(store, plantRow({ id: 1n, name: 'Fern' })), { plant: plantRow({ id: 1n, name: 'Fern' }), created: true })
 })
 
 t.test('an unreachable server: the store opens, says unavailable at once, and is not ready', runs, async (t) => {
   const store = await PostgresPlantStore.open({ connectionString: 'postgres://postgres@127.0.0.1:1/test', poolSize: 2 })
   t.teardown(() => store.close())
   const started = Date.now()
-  await t.rejects(store.createPlant(plantRow({ id: 1n, name: 'Fern' })), StoreUnavailableError)
+  await t.rejects(createInStore(store, plantRow({ id: 1n, name: 'Fern' })), StoreUnavailableError)
   await t.rejects(store.checkReady(), StoreUnavailableError)
   t.ok(Date.now() - started < 3000, 'neither hangs')
 })
@@ -171,9 +171,9 @@ t.test('a database that comes back empty is migrated again, and the request that
   const database = await postgresTestDatabase(t)
   const store = await PostgresPlantStore.open({ connectionString: database.url, poolSize: 2 })
   t.teardown(() => store.close())
-  await store.createPlant(plantRow({ id: 1n, name: 'Fern' }))
+  await createInStore(store, plantRow({ id: 1n, name: 'Fern' }))
   await emptySchema(database.schema)
-  t.same(await store.createPlant(plantRow({ id: 1n, name: 'Fern' })), { plant: plantRow({ id: 1n, name: 'Fern' }), created: true })
+  t.same(await createInStore(store, plantRow({ id: 1n, name: 'Fern' })), { plant: plantRow({ id: 1n, name: 'Fern' }), created: true })
   await emptySchema(database.schema)
   await t.resolves(store.checkReady(), 'a readiness check finds it so and migrates too')
   t.same(await database.readStoredPlants(), [])
@@ -184,7 +184,7 @@ t.test('a table dropped by hand, with its migration still recorded, is an error,
   const store = await PostgresPlantStore.open({ connectionString: database.url, poolSize: 2 })
   t.teardown(() => store.close())
   await runAsAdmin(`DROP TABLE ${database.schema}.plants`)
-  await t.rejects(store.createPlant(plantRow({ id: 1n, name: 'Fern' })), { code: '42P01' })
+  await t.rejects(createInStore(store, plantRow({ id: 1n, name: 'Fern' })), { code: '42P01' })
 })
 
 t.test('a migration that waits for another instance: a request waits no longer than a statement, ' +
@@ -210,12 +210,12 @@ t.test('a migration that waits for another instance: a request waits no longer t
   const store = await opening
   t.teardown(() => store.close())
   const started = Date.now()
-  await t.rejects(store.createPlant(plantRow({ id: 1n, name: 'Fern' })), StoreUnavailableError, 'still waiting for the lock')
+  await t.rejects(createInStore(store, plantRow({ id: 1n, name: 'Fern' })), StoreUnavailableError, 'still waiting for the lock')
   t.ok(Date.now() - started < 1500, `the request gave up after ${Date.now() - started} ms`)
 
   await holder.query('SELECT pg_advisory_unlock($1::bigint)', [migrationLockKey])
   await t.resolves(store.checkReady())
-  t.same(await store.createPlant(plantRow({ id: 1n, name: 'Fern' })), { plant: plantRow({ id: 1n, name: 'Fern' }), created: true })
+  t.same(await createInStore(store, plantRow({ id: 1n, name: 'Fern' })), { plant: plantRow({ id: 1n, name: 'Fern' }), created: true })
 })
 
 t.test('a server that accepts connections and never answers: the store opens, and every call gives up promptly', runs, async (t) => {
@@ -230,7 +230,7 @@ t.test('a server that accepts connections and never answers: the store opens, an
   const store = await PostgresPlantStore.open({ connectionString: `postgres://postgres@127.0.0.1:${port}/test`, poolSize: 2, connectTimeoutMs: 300 })
   t.teardown(() => store.close())
   t.ok(Date.now() - opened < 1500, `open gave up on the migration after ${Date.now() - opened} ms`)
-  const calls: Array<() => Promise<unknown>> = [() => store.createPlant(plantRow({ id: 1n, name: 'Fern' })), () => store.checkReady()]
+  const calls: Array<() => Promise<unknown>> = [() => createInStore(store, plantRow({ id: 1n, name: 'Fern' })), () => store.checkReady()]
   for (const call of calls) {
     const started = Date.now()
     await t.rejects(call(), StoreUnavailableError)

@@ -9,7 +9,7 @@ import type { SweepStep } from '../../src/store/sqlite/sqlite-webhook-store.js'
 import { beforeEveryMessage } from '../../src/store/webhook-store.js'
 import { StoreUnavailableError } from '../../src/store/store-errors.js'
 import { testPlantStoreContract } from './plant-store-contract.js'
-import { plantRow } from '../support/plant-rows.js'
+import { createInStore, plantRow } from '../support/plant-rows.js'
 import { migrations as appliedMigrations } from '../../src/store/migrations.js'
 import { openPlantStore } from '../../src/store/open-plant-store.js'
 import { testFolder } from '../support/test-folder.js'
@@ -49,11 +49,11 @@ t.test('migrations are applied once and recorded', async (t) => {
 t.test('plants survive closing and reopening the file', async (t) => {
   const filename = `${testFolder(t)}/plants.db`
   const first = await SqlitePlantStore.open({ filename })
-  await first.createPlant(plantRow({ id: 2n ** 62n, name: 'Fern' }))
+  await createInStore(first, plantRow({ id: 2n ** 62n, name: 'Fern' }))
   await first.close()
   const second = await SqlitePlantStore.open({ filename })
   t.teardown(() => second.close())
-  t.same(await second.createPlant(plantRow({ id: 2n ** 62n, name: 'Fern' })), { plant: plantRow({ id: 2n ** 62n, name: 'Fern' }), created: false })
+  t.same(await createInStore(second, plantRow({ id: 2n ** 62n, name: 'Fern' })), { plant: plantRow({ id: 2n ** 62n, name: 'Fern' }), created: false })
 })
 
 // A store with a short busy timeout, and a second connection to its file that can hold locks.
@@ -69,9 +69,9 @@ async function storeBesideAnotherConnection (t: Test): Promise<{ store: SqlitePl
 t.test('a write lock held elsewhere for longer than the busy timeout is StoreUnavailableError', async (t) => {
   const { store, other } = await storeBesideAnotherConnection(t)
   other.exec('BEGIN IMMEDIATE')
-  await t.rejects(store.createPlant(plantRow({ id: 1n, name: 'Fern' })), StoreUnavailableError)
+  await t.rejects(createInStore(store, plantRow({ id: 1n, name: 'Fern' })), StoreUnavailableError)
   other.exec('ROLLBACK')
-  t.equal((await store.createPlant(plantRow({ id: 1n, name: 'Fern' }))).created, true, 'it recovers when the lock is gone')
+  t.equal((await createInStore(store, plantRow({ id: 1n, name: 'Fern' }))).created, true, 'it recovers when the lock is gone')
 })
 
 t.test('a store that cannot take the write lock is not ready, and is ready again once it can', async (t) => {
@@ -92,7 +92,7 @@ t.test('the write-ahead log is checkpointed into the database file off the reque
   t.teardown(() => store.close())
   for (let batch = 0; batch < 20; batch++) {
     await Promise.all(Array.from({ length: 100 }, async (_, index) =>
-      store.createPlant(plantRow({ id: BigInt(batch * 100 + index), name: 'Fern'.repeat(20) }))))
+      createInStore(store, plantRow({ id: BigInt(batch * 100 + index), name: 'Fern'.repeat(20) }))))
   }
   const requestConnection = (store as unknown as { database: Database }).database
   t.equal(requestConnection.pragma('wal_autocheckpoint', { simple: true }), 16_000n,
@@ -226,7 +226,7 @@ t.test('a count asked for as the store closes is answered', async (t) => {
 t.test('closing the store stops its background connection and leaves no log behind', async (t) => {
   const filename = `${testFolder(t)}/plants.db`
   const store = await SqlitePlantStore.open({ filename })
-  await store.createPlant(plantRow({ id: 1n, name: 'Fern' }))
+  await createInStore(store, plantRow({ id: 1n, name: 'Fern' }))
   await store.close()
   t.notOk(existsSync(`${filename}-wal`), 'the last connection to close checkpointed and removed the log')
   t.same(inspect(filename, (database) => database.prepare('SELECT id FROM plants').pluck().all()), [1n])
@@ -253,6 +253,6 @@ t.test("the background thread's failure is logged once, and the store goes on wi
   await exited
   t.equal(warnings.length, 1, 'one warning')
   t.match(warnings[0], /the SQLite background thread failed/)
-  await store.createPlant(plantRow({ id: 1n, name: 'Fern' }))
+  await createInStore(store, plantRow({ id: 1n, name: 'Fern' }))
   t.equal(await store.webhooks.pendingMessages(), 0, 'counted on the request thread')
 })

@@ -4,7 +4,7 @@ import type { PlantStore } from '../../src/store/plant-store.js'
 import { SqlitePlantStore } from '../../src/store/sqlite/sqlite-plant-store.js'
 import type { Outbox } from '../../src/store/outbox.js'
 import { beforeEveryMessage } from '../../src/store/webhook-store.js'
-import { plantRow } from '../support/plant-rows.js'
+import { createInStore, plantRow } from '../support/plant-rows.js'
 import { postgresSkipReason, postgresTestDatabase } from '../support/test-databases.js'
 import { testFolder } from '../support/test-folder.js'
 
@@ -38,7 +38,7 @@ async function storeWithMessages (store: PlantStore, dueAts: readonly number[]):
   store.useOutbox(outboxDueAtTag)
   for (const [index, dueAt] of dueAts.entries()) {
     dueAtOfPlantBeingCreated = dueAt
-    await store.createPlant(plantRow({ id: BigInt(index + 1), name: 'Fern', tag: String(dueAt) }))
+    await createInStore(store, plantRow({ id: BigInt(index + 1), name: 'Fern', tag: String(dueAt) }))
   }
 }
 

@@ -2,8 +2,8 @@ import pg from 'pg'
 import { unreachable } from '../../errors/unreachable.js'
 import { canonicalJson } from '../../int64/canonical-json.js'
 import { parseJsonExactly } from '../../json/parse-json-exactly.js'
-import { compareWithStored, idOf, type PlantWrite, type WriteResult } from '../batched-writes.js'
 import type { Outbox, OutboxMessage } from '../outbox.js'
+import { changeOfWrite, compareWithStored, type PlantWrite, type StoredPlantCondition, type WriteResult } from '../plant-writes.js'
 import { type CreatedMessages, type Queryable, runBatchStatementWithMessages, writeMessages } from './postgres-outbox-writes.js'
 import type { PlantRow } from '../plant-store.js'
 import { StoreUnavailableError } from '../store-errors.js'
@@ -33,6 +33,8 @@ ON CONFLICT (id) DO NOTHING RETURNING id::text AS id`
 // with a sequential scan, slower with every plant stored until the table is next analysed.
 const selectDocuments = 'SELECT id::text AS id, document::text AS document FROM plants WHERE id = ANY($1::bigint[])'
 const deletePlants = 'DELETE FROM plants WHERE id = ANY($1::bigint[]) RETURNING id::text AS id, document::text AS document'
+// The plant a write with a condition reads first, locked until the batch commits.
+const selectDocumentForUpdate = 'SELECT document::text AS document FROM plants WHERE id = $1 FOR UPDATE'
 // A taken id whose plant is gone by the time it is read (another instance deleted it between
 // the two statements) is inserted again; past this many tries the batch gets a 503.
 const maxInsertTries = 3
@@ -40,20 +42,20 @@ const maxInsertTries = 3
 // A batch of creates alone is one insert, in autocommit: durable once it returns, with the
 // webhooks' messages of the plants it inserted when it owes any. Any other batch is one
 // transaction, in which the writes of each id run in arrival order: the ids created once share
-// one insert, those deleted once share one delete, and an id written more than once runs its
-// writes one by one. Writes of different ids are independent, so their order between groups
+// one insert, those deleted once share one delete, and an id written more than once, or a write
+// with a condition on the stored plant, runs its writes one by one. Writes of different ids are independent, so their order between groups
 // does not matter. The webhooks' messages of what it created and deleted are written last, in
 // the same transaction.
 export async function commitWrites (pool: pg.Pool, writes: readonly PlantWrite[], outbox: Outbox): Promise<WriteResult[]> {
   const plants = plantsIfOnlyCreates(writes)
-  if (plants !== undefined && !outbox.wants('plant-created')) return insertOrCompare(pool, plants)
+  if (plants !== undefined && !outbox.wants(changeOfWrite.create)) return insertOrCompare(pool, plants)
   const committedAt = Date.now()
   if (plants !== undefined) {
     // The trace of the first write of a plant: the one whose create can store it.
     const traceparents = new Map<PlantRow, string | undefined>()
     writes.forEach((write, index) => { if (!traceparents.has(plants[index]!)) traceparents.set(plants[index]!, write.context?.traceparent) })
     return insertOrCompare(pool, plants, {
-      webhooks: outbox.webhooksOf('plant-created'),
+      webhooks: outbox.webhooksOf(changeOfWrite.create),
       committedAt,
       dueAt: outbox.firstAttemptAt(committedAt),
       traceparentOf: (plant) => traceparents.get(plant),
@@ -63,19 +65,19 @@ export async function commitWrites (pool: pg.Pool, writes: readonly PlantWrite[]
     const results: WriteResult[] = []
     const deletedDocuments = new Map<string, string>()
     const writesOfId = new Map<bigint, number>()
-    for (const write of writes) writesOfId.set(idOf(write), (writesOfId.get(idOf(write)) ?? 0) + 1)
+    for (const write of writes) writesOfId.set(write.id, (writesOfId.get(write.id) ?? 0) + 1)
     const creates = { indexes: [] as number[], plants: [] as PlantRow[] }
     const deletes = { indexes: [] as number[], ids: [] as bigint[] }
     const oneByOne: number[] = []
     writes.forEach((write, index) => {
-      if (writesOfId.get(idOf(write))! > 1) {
+      if (writesOfId.get(write.id)! > 1 || hasCondition(write)) {
         oneByOne.push(index)
         return
       }
       switch (write.kind) {
         case 'create':
           creates.indexes.push(index)
-          creates.plants.push(write.plant)
+          creates.plants.push(write)
           return
         case 'delete':
           deletes.indexes.push(index)
@@ -110,11 +112,11 @@ function messagesOf (
   const traceparent = write.context?.traceparent
   switch (write.kind) {
     case 'create':
-      return result === 'created' ? outbox.messagesOf('plant-created', write.plant, committedAt, traceparent) : []
+      return result === 'created' ? outbox.messagesOf(changeOfWrite.create, write, committedAt, traceparent) : []
     case 'delete': {
       const document = deletedDocuments.get(write.id.toString())
       if (result !== 'deleted' || document === undefined) return []
-      return outbox.messagesOf('plant-deleted', { id: write.id, document: canonicalJson(parseJsonExactly(document)) }, committedAt, traceparent)
+      return outbox.messagesOf(changeOfWrite.delete, { id: write.id, document: canonicalJson(parseJsonExactly(document)) }, committedAt, traceparent)
     }
     default: return unreachable(write)
   }
@@ -149,7 +151,7 @@ async function insertOrCompare (client: Queryable, plants: readonly PlantRow[], 
       storedById.set(id, plant.document)
       return 'created'
     }
-    return compareWithStored(plant, storedById.get(id))
+    return compareWithStored(plant.document, storedById.get(id))
   })
 }
 
@@ -175,10 +177,34 @@ async function deleteAll (client: Queryable, ids: readonly bigint[], deletedDocu
 // One write alone, inside the batch's transaction, after the writes of its id before it.
 async function commitOne (client: Queryable, write: PlantWrite, deletedDocuments: Map<string, string>): Promise<WriteResult> {
   switch (write.kind) {
-    case 'create': return (await insertOrCompare(client, [write.plant]))[0]!
-    case 'delete': return (await deleteAll(client, [write.id], deletedDocuments))[0]!
+    case 'create': return (await insertOrCompare(client, [write]))[0]!
+    case 'delete': {
+      const refusal = await refusedByCondition(client, write.id, write.condition)
+      return refusal ?? (await deleteAll(client, [write.id], deletedDocuments))[0]!
+    }
     default: return unreachable(write)
   }
+}
+
+// Whether a write carries a condition on the stored plant, which it must read first.
+function hasCondition (write: PlantWrite): boolean {
+  switch (write.kind) {
+    case 'create': return false
+    case 'delete': return write.condition !== undefined
+    default: return unreachable(write)
+  }
+}
+
+// The stored plant, locked, given to the write's condition in the canonical form the service
+// answers it in (and so its ETag is computed from): a refusal, or undefined to go on.
+async function refusedByCondition (
+  client: Queryable, id: bigint, condition: StoredPlantCondition | undefined
+): Promise<'absent' | 'condition-failed' | undefined> {
+  if (condition === undefined) return undefined
+  const { rows } = await client.query<{ document: string }>(selectDocumentForUpdate, [id.toString()])
+  const stored = rows[0]?.document
+  if (stored === undefined) return 'absent'
+  return condition(canonicalJson(parseJsonExactly(stored))) ? undefined : 'condition-failed'
 }
 
 // A client taken from the pool has no error listener of the pool's while it is out: the loss of
@@ -224,7 +250,7 @@ function plantsIfOnlyCreates (writes: readonly PlantWrite[]): PlantRow[] | undef
   for (const write of writes) {
     switch (write.kind) {
       case 'create':
-        plants.push(write.plant)
+        plants.push(write)
         break
       case 'delete': return undefined
       default: return unreachable(write)

@@ -11,7 +11,8 @@ import { BatchedWrites } from '../batched-writes.js'
 import { applyMigrations, type MigrationReport } from '../migration-runner.js'
 import type { ActiveWriterCount } from '../group-commit.js'
 import { noOutbox, type Outbox } from '../outbox.js'
-import type { CreatePlantOutcome, PlantPage, PlantRow, PlantStore, WriteContext } from '../plant-store.js'
+import type { PlantPage, PlantRow, PlantStore } from '../plant-store.js'
+import type { PlantWrite, WriteResults } from '../plant-writes.js'
 import type { WebhookStore } from '../webhook-store.js'
 import { StoreUnavailableError, translateStoreError } from '../store-errors.js'
 import { PostgresApiTokenStore } from './postgres-api-token-store.js'
@@ -128,12 +129,8 @@ export class PostgresPlantStore implements PlantStore {
     })
   }
 
-  async createPlant (plant: PlantRow, context?: WriteContext): Promise<CreatePlantOutcome> {
-    return this.writes.create(plant, context)
-  }
-
-  async deletePlant (id: bigint, context?: WriteContext): Promise<boolean> {
-    return this.writes.delete(id, context)
+  async write<Write extends PlantWrite> (write: Write): Promise<WriteResults[Write['kind']]> {
+    return this.writes.write(write)
   }
 
   useOutbox (outbox: Outbox): void {

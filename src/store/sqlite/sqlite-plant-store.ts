@@ -4,11 +4,12 @@ import { unreachable } from '../../errors/unreachable.js'
 import type { ApiTokenStore } from '../api-token-store.js'
 import type { BatchObserver } from '../batch-observer.js'
 import { BatchedReads } from '../batched-reads.js'
-import { BatchedWrites, compareWithStored, type PlantWrite, type WriteResult } from '../batched-writes.js'
+import { BatchedWrites } from '../batched-writes.js'
 import { applyMigrations, type MigrationReport } from '../migration-runner.js'
 import type { ActiveWriterCount } from '../group-commit.js'
-import { noOutbox, type Outbox, type PlantChange } from '../outbox.js'
-import type { CreatePlantOutcome, PlantPage, PlantRow, PlantStore, WriteContext } from '../plant-store.js'
+import { noOutbox, type Outbox } from '../outbox.js'
+import type { PlantPage, PlantRow, PlantStore } from '../plant-store.js'
+import { changeOfWrite, compareWithStored, type PlantChange, type PlantWrite, type StoredPlantCondition, type WriteContext, type WriteResult, type WriteResults } from '../plant-writes.js'
 import type { WebhookStore } from '../webhook-store.js'
 import { StoreUnavailableError, translateStoreError } from '../store-errors.js'
 import { type BatchChanges, MessageBundles } from './message-bundles.js'
@@ -64,6 +65,12 @@ async function openDatabase (filename: string, busyTimeoutMs: number): Promise<{
   }
 }
 
+// A write that may carry a condition on the stored plant.
+interface ConditionalWrite {
+  readonly id: bigint
+  readonly condition?: StoredPlantCondition | undefined
+}
+
 export class SqlitePlantStore implements PlantStore {
   readonly apiTokens: ApiTokenStore
   readonly webhooks: WebhookStore
@@ -101,22 +108,31 @@ export class SqlitePlantStore implements PlantStore {
     const selectFirstPage = database.prepare<[number], PlantRow>('SELECT id, document FROM plants ORDER BY id LIMIT ?')
     const selectPageAfter = database.prepare<[bigint, number], PlantRow>('SELECT id, document FROM plants WHERE id > ? ORDER BY id LIMIT ?')
     // Each write runs in arrival order, so a later write of an id sees what an earlier one in the
-    // same batch left; a create inserts first and compares only when the id was taken. The whole
+    // same batch left; a create inserts first and compares only when the id was taken; a write
+    // with a condition reads the stored plant first, under the batch's write lock. The whole
     // batch is one IMMEDIATE transaction (one fsync): no other writer can slip in between, in
     // this process or another on the same file, and a failure leaves none of it written.
     // The webhooks' messages of a change are written with it, in the batch's transaction.
+    const refusedByCondition = ({ id, condition }: ConditionalWrite): 'absent' | 'condition-failed' | undefined => {
+      if (condition === undefined) return undefined
+      const stored = selectDocument.get(id)
+      if (stored === undefined) return 'absent'
+      return condition(stored) ? undefined : 'condition-failed'
+    }
     const commitWrite = (write: PlantWrite, batch: BatchChanges): WriteResult => {
       switch (write.kind) {
         case 'create':
-          if (insert.run(write.plant.id, write.plant.document).changes === 1) {
-            recordChange(batch, 'plant-created', write.plant, write.context)
+          if (insert.run(write.id, write.document).changes === 1) {
+            recordChange(batch, changeOfWrite.create, write, write.context)
             return 'created'
           }
-          return compareWithStored(write.plant, selectDocument.get(write.plant.id))
+          return compareWithStored(write.document, selectDocument.get(write.id))
         case 'delete': {
+          const refusal = refusedByCondition(write)
+          if (refusal !== undefined) return refusal
           const document = remove.get(write.id)
           if (document === undefined) return 'absent'
-          recordChange(batch, 'plant-deleted', { id: write.id, document }, write.context)
+          recordChange(batch, changeOfWrite.delete, { id: write.id, document }, write.context)
           return 'deleted'
         }
         default: return unreachable(write)
@@ -152,12 +168,8 @@ export class SqlitePlantStore implements PlantStore {
     this.webhooks = new SqliteWebhookStore(database, bundles, (statement) => this.runTokenStatement(statement), background, sweepStep)
   }
 
-  async createPlant (plant: PlantRow, context?: WriteContext): Promise<CreatePlantOutcome> {
-    return this.writes.create(plant, context)
-  }
-
-  async deletePlant (id: bigint, context?: WriteContext): Promise<boolean> {
-    return this.writes.delete(id, context)
+  async write<Write extends PlantWrite> (write: Write): Promise<WriteResults[Write['kind']]> {
+    return this.writes.write(write)
   }
 
   useOutbox (outbox: Outbox): void {
