@@ -72,7 +72,19 @@ export interface paths {
          *     `Plant` declares.
          */
         get: operations["getPlant"];
-        put?: never;
+        /**
+         * Update a plant
+         * @description Replaces the plant stored under `id` with the body: `200` with the plant once the change is
+         *     durable (it survives a crash of the service or of its database, as a created plant does),
+         *     `404` when no plant has the `id`. Properties `Plant` does not declare are dropped, as
+         *     `createPlant` drops them; a property `Plant` declares and the body leaves out (`tag`) is
+         *     gone afterwards. The same plant again is a `200` that changes nothing (and sends no
+         *     webhook). With `If-Match`, only while the plant still has that entity tag: `412`
+         *     otherwise, so that two editors cannot overwrite each other unseen. An update that
+         *     changes the plant sends `plantUpdated`. Creates, updates and deletes of one `id` take
+         *     effect one after the other, in the order the store receives them.
+         */
+        put: operations["updatePlant"];
         post?: never;
         /**
          * Delete a plant
@@ -367,6 +379,64 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    plantUpdated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A plant of the store was changed
+         * @description Sent when an update changes a stored plant, with the plant as it is now stored. An update
+         *     that changes nothing (the same plant again), one answered `404` or `412`, and a refused
+         *     request send nothing.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The message's id: the same on every attempt to deliver it (and to every endpoint it is
+                     *     sent to), so that a receiver that has handled it once can skip it.
+                     * @example msg_2c5e1a0f9d7b4e3a8c6f1b2d3e4f5a6b
+                     */
+                    "webhook-id": components["parameters"]["WebhookIdHeader"];
+                    /**
+                     * @description When this attempt was sent, in whole seconds since the Unix epoch (signed with the body).
+                     * @example 1795600800
+                     */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                    /**
+                     * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with
+                     *     the bytes the endpoint's secret encodes after `whsec_`; for 24 hours after a rotation, a
+                     *     second signature with the previous secret follows, separated by a space.
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            /** @description The plant as the update stored it. */
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PlantUpdatedEvent"];
+                };
+            };
+            responses: {
+                200: components["responses"]["WebhookReceived"];
+                410: components["responses"]["WebhookEndpointGone"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     plantDeleted: {
         parameters: {
             query?: never;
@@ -536,6 +606,28 @@ export interface components {
             /**
              * Format: date-time
              * @description When the create was committed.
+             */
+            timestamp: string;
+            data: components["schemas"]["StoredPlant"];
+        };
+        /**
+         * @description The body of a `plantUpdated` webhook.
+         * @example {
+         *       "type": "plantUpdated",
+         *       "timestamp": "2026-11-25T10:02:00.000Z",
+         *       "data": {
+         *         "id": 10,
+         *         "name": "Monstera",
+         *         "tag": "climber"
+         *       }
+         *     }
+         */
+        PlantUpdatedEvent: {
+            /** @constant */
+            type: "plantUpdated";
+            /**
+             * Format: date-time
+             * @description When the update was committed.
              */
             timestamp: string;
             data: components["schemas"]["StoredPlant"];
@@ -955,6 +1047,60 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updatePlant: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The write goes on only if the plant still has one of these entity tags (its `ETag`, as a
+                 *     create, a read or an update answered it), compared strongly (RFC 9110 §13.1.1): otherwise
+                 *     the answer is `412` and nothing changes, so that two editors cannot overwrite each other
+                 *     unseen. `*` asks only that the plant exists. A weak tag (`W/"…"`) matches nothing. A plant
+                 *     that is not stored is a `404`, whatever this says.
+                 * @example "3q2-7wXNaBhYJt5mNEtKfw1c"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description The plant's id, read as `getPlant` reads it.
+                 * @example 10
+                 */
+                id: bigint | number;
+            };
+            cookie?: never;
+        };
+        /** @description The plant as it is to be stored, without its `id`. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Plant"];
+            };
+        };
+        responses: {
+            /** @description The plant as it is now stored. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Plant"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["ContentTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];

@@ -1,23 +1,35 @@
 import { connect } from 'node:net'
 import t, { type Test } from 'tap'
 import { issueManagedToken } from '../src/auth/managed-token.js'
+import { listOperations, loadOpenApiDocument, securityOf } from '../src/openapi/openapi-document.js'
 import { buildTestApp, type CheckedResponse, type TestApp, testToken } from './support/helper.js'
 import { signingKey, signJwt, testAudience, testIssuer, writeJwksFile } from './support/jwt-keys.js'
 import { testOnEveryBackend } from './support/test-databases.js'
 import { testFolder } from './support/test-folder.js'
 
-// Roles from the spec: each operation's security requirement names the roles it needs
-// (plants:read for listPlants and getPlant, plants:write for createPlant and deletePlant), and a
-// valid token that lacks one gets a 403 that says which, before its body is read, and that is not
-// counted as a failed authentication.
+// Roles from the spec: each operation's security requirement names the roles it needs (read here
+// from openapi.yaml, as the service reads them), and a valid token that lacks one gets a 403 that
+// says which, before its body is read, and that is not counted as a failed authentication.
 
+// A request for each plant operation, in an order that leaves plant 1 to the last (a delete).
 const operations = {
   listPlants: { method: 'GET', url: '/plants' },
   getPlant: { method: 'GET', url: '/plants/1' },
   createPlant: { method: 'POST', url: '/plants', headers: { 'content-type': 'application/json' }, payload: '{"id":2,"name":"Fern"}' },
+  updatePlant: { method: 'PUT', url: '/plants/1', headers: { 'content-type': 'application/json' }, payload: '{"name":"Seedling"}' },
   deletePlant: { method: 'DELETE', url: '/plants/1' },
 } as const
-const needs = { listPlants: 'plants:read', getPlant: 'plants:read', createPlant: 'plants:write', deletePlant: 'plants:write' } as const
+const document = loadOpenApiDocument().document
+const needs = Object.fromEntries(listOperations(document)
+  .filter(({ operation }) => Object.hasOwn(operations, operation.operationId ?? ''))
+  .map(({ operation }) => [operation.operationId, securityOf(document, operation).flatMap((requirement) => Object.values(requirement).flat()).join(' ')])
+) as Record<keyof typeof operations, string>
+
+t.test('every plant operation has a request here, and each needs one role', async (t) => {
+  const plantOperations = listOperations(document).filter(({ operation }) => (operation as { tags?: string[] }).tags?.includes('plants')).map(({ operation }) => operation.operationId)
+  t.same(plantOperations.sort(), Object.keys(operations).sort())
+  t.same(Object.values(needs).filter((roles) => !/^plants:(read|write)$/.test(roles)), [])
+})
 
 async function call (app: TestApp, operation: keyof typeof operations, token: string, remoteAddress = '127.0.0.1'): Promise<CheckedResponse> {
   const { headers = {}, ...request } = operations[operation] as { method: 'GET', url: string, headers?: Record<string, string> }

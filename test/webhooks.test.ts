@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
+import { loadOpenApiDocument } from '../src/openapi/openapi-document.js'
 import { buildTestApp } from './support/helper.js'
 import { testOnEveryBackend } from './support/test-databases.js'
 import { startWebhookReceiver } from './support/webhook-receiver.js'
@@ -39,6 +40,28 @@ testOnEveryBackend(t, 'a new plant and a deleted one are sent, signed, with the 
   t.equal(toDeletes[0]!.headers['webhook-id'], toAll.find(({ body }) => body.includes('"plantDeleted"'))!.headers['webhook-id'],
     'one message: the same webhook-id to every endpoint')
   t.ok(Math.abs(Date.parse(created.timestamp) - Date.now()) < 10_000, 'the timestamp is the commit\'s')
+})
+
+testOnEveryBackend(t, 'an update that changes a plant sends plantUpdated with the plant as stored; one that changes nothing, or is refused, sends nothing', async (t, database) => {
+  const app = await buildTestApp(t, { DATABASE_URL: database.url, ...webhookTestSettings })
+  const receiver = await startWebhookReceiver(t)
+  const updatesOnly = await registerEndpoint(t, app, `${receiver.url}/updates`, ['plantUpdated'])
+  const put = async (id: string, payload: string, headers: Record<string, string> = {}): Promise<number> =>
+    (await app.send({ method: 'PUT', url: `/plants/${id}`, headers: { ...asManagerWithJson, ...headers }, payload })).statusCode
+
+  t.equal((await app.createPlant('{"id":9007199254740993,"name":"Aloe"}')).statusCode, 200)
+  t.equal(await put('9007199254740993', '{"name":"Aloe","tag":"succulent"}'), 200, 'a change')
+  t.equal(await put('9007199254740993', '{"tag":"succulent","name":"Aloe"}'), 200, 'the same plant again')
+  t.equal(await put('9007199254740993', '{"name":"Aloe"}', { 'if-match': '"stale-tag-000000000000000"' }), 412, 'a stale If-Match')
+  t.equal(await put('5', '{"name":"Aloe"}'), 404, 'no such plant')
+  t.equal(await put('9007199254740993', '{"tag":"no name"}'), 400, 'a refusal')
+
+  await receiver.waitFor(1)
+  await sleep(500)
+  t.equal(receiver.received.length, 1, 'one message, for the one change: nothing more')
+  const updated = verifiedDelivery(t, receiver.received[0]!, updatesOnly.secret)
+  t.same([updated.type, updated.data.name, updated.data.tag], ['plantUpdated', 'Aloe', 'succulent'])
+  t.match(receiver.received[0]!.body, /"data":\{"id":9007199254740993,"name":"Aloe","tag":"succulent"\}\}$/, 'the plant as the update stored it, its id exact')
 })
 
 t.test('endpoints are listed with their state and never their secret; deleted; rotated', async (t) => {
@@ -143,7 +166,7 @@ t.test('an endpoint\'s URL and events are checked when it is registered', async 
     method: 'POST', url: '/webhook-endpoints', headers: asManagerWithJson, payload: JSON.stringify({ url: 'https://10.0.0.7/', events: ['newPlant', 'plantWatered'] }),
   })
   t.same(unknownEvent.body, {
-    error: 40009, message: 'body.events names plantWatered, which is not a webhook of this service (newPlant, plantDeleted)',
+    error: 40009, message: `body.events names plantWatered, which is not a webhook of this service (${Object.keys(loadOpenApiDocument().document.webhooks ?? {}).join(', ')})`,
   })
   const listed = await app.send({ method: 'GET', url: '/webhook-endpoints', headers: asManager })
   t.same(listed.body, [], 'nothing refused was stored')

@@ -17,6 +17,7 @@ import { testOnEveryBackend } from './support/test-databases.js'
 // A request each write operation's handler is called with.
 const writeRequests: Readonly<Record<string, { readonly body?: unknown, readonly params?: unknown, readonly headers: unknown }>> = {
   createPlant: { body: { id: 7n, name: 'Fern' }, headers: {} },
+  updatePlant: { params: { id: 7n }, body: { name: 'Ivy' }, headers: {} },
   deletePlant: { params: { id: 7n }, headers: {} },
 }
 

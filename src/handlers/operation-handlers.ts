@@ -9,7 +9,7 @@ import { getApiReferenceAssetHandler, getApiReferenceHandler, getRootHandler } f
 import {
   getHealthHandler, getMetricsHandler, getOpenApiJsonHandler, getOpenApiYamlHandler, getReadinessHandler,
 } from './operational-endpoints.js'
-import { createPlantHandler, deletePlantHandler, getPlantHandler, listPlantsHandler } from './plants.js'
+import { createPlantHandler, deletePlantHandler, getPlantHandler, listPlantsHandler, updatePlantHandler } from './plants.js'
 import type { OperationHandlers } from './typed-handler.js'
 import {
   createWebhookEndpointHandler, deleteWebhookEndpointHandler, listWebhookEndpointsHandler, rotateWebhookEndpointSecretHandler,
@@ -31,6 +31,7 @@ export interface HandlerDependencies {
 // test/write-handlers.test.ts holds each to.
 export const requestKinds: { readonly [OperationId in keyof operations]: RequestKind } = {
   createPlant: 'write',
+  updatePlant: 'write',
   deletePlant: 'write',
   getPlant: 'read',
   listPlants: 'read',
@@ -55,6 +56,7 @@ export function createOperationHandlers ({ store, openApi, metrics, webhooks, tr
     listPlants: listPlantsHandler(store, openApi.document),
     createPlant: createPlantHandler(store, openApi, traceparent),
     getPlant: getPlantHandler(store),
+    updatePlant: updatePlantHandler(store, openApi, traceparent),
     deletePlant: deletePlantHandler(store, traceparent),
     listWebhookEndpoints: listWebhookEndpointsHandler(webhooks),
     createWebhookEndpoint: createWebhookEndpointHandler(webhooks),

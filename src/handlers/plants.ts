@@ -78,6 +78,28 @@ export function listPlantsHandler (store: PlantStore, document: OpenApiDocument)
   }
 }
 
+// The body replaces the stored plant, as createPlant writes a plant (only what Plant declares),
+// answered once the change is as durable as a create. The same plant again changes nothing and
+// sends nothing. With If-Match, only while the plant is still the one tagged so. An update that
+// changes the plant sends its webhooks, linked to this request's trace.
+export function updatePlantHandler (
+  store: PlantStore, { document }: LoadedOpenApiDocument, traceparent: () => string | undefined
+): OperationHandler<operations['updatePlant']> {
+  const writePlantDocument = compileDocumentWriter(document, '#/components/schemas/Plant')
+  return async function updatePlant ({ params: { id }, body, headers }, reply) {
+    const plantDocument = writePlantDocument(body)
+    const condition = ifMatchCondition(headers['if-match'])
+    const result = await store.write({ kind: 'update', id, document: plantDocument, condition, context: { traceparent: traceparent() } })
+    switch (result) {
+      case 'updated':
+      case 'unchanged': return sendPlant(reply, plantDocument)
+      case 'absent': return new NotFoundError(`no plant has id ${id}`)
+      case 'condition-failed': return new PreconditionFailedError(id)
+      default: return unreachable(result)
+    }
+  }
+}
+
 // Answered once the deletion is as durable as a create: the store's batch has committed it.
 // With If-Match, only while the plant is still the one tagged so. A delete that removes a plant
 // sends its webhooks, linked to this request's trace.

@@ -28,6 +28,13 @@ interface PlantWrites {
     result: 'created' | 'replayed' | 'conflict'
     change: 'plant-created'
   }
+  // Replaces the stored document: changed, found the same already (nothing written), there was
+  // no plant, or its condition refused it.
+  update: {
+    write: { readonly id: bigint, readonly document: string, readonly condition?: StoredPlantCondition | undefined }
+    result: 'updated' | 'unchanged' | 'absent' | 'condition-failed'
+    change: 'plant-updated'
+  }
   // Removes the plant: it was there and is gone, there was none, or its condition refused it.
   delete: {
     write: { readonly id: bigint, readonly condition?: StoredPlantCondition | undefined }
@@ -48,6 +55,7 @@ export type WriteResult = WriteResults[PlantWriteKind]
 export type PlantChange = PlantWrites[PlantWriteKind]['change']
 export const changeOfWrite: { readonly [Kind in PlantWriteKind]: PlantWrites[Kind]['change'] } = {
   create: 'plant-created',
+  update: 'plant-updated',
   delete: 'plant-deleted',
 }
 export const plantChanges: readonly PlantChange[] = Object.values(changeOfWrite)

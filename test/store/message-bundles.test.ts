@@ -13,6 +13,8 @@ import { beforeEveryMessage, type DueWebhookMessage } from '../../src/store/webh
 import { createInStore, deleteFromStore, plantRow } from '../support/plant-rows.js'
 import { postgresSkipReason, postgresTestDatabase } from '../support/test-databases.js'
 import { testFolder } from '../support/test-folder.js'
+import { loadOpenApiDocument } from '../../src/openapi/openapi-document.js'
+import { webhookDefinitions } from '../../src/openapi/webhook-definitions.js'
 
 // A batch's webhook messages are written as bundles, one per webhook and endpoint, and unpacked
 // into a row per message by the instance delivering them: on SQLite every batch's
@@ -24,7 +26,8 @@ import { testFolder } from '../support/test-folder.js'
 const now = 1_000_000
 const everyEvent = '00000000-0000-4000-8000-000000000001'
 const deletesOnly = '00000000-0000-4000-8000-000000000002'
-const webhookOf: Record<PlantChange, string> = { 'plant-created': 'newPlant', 'plant-deleted': 'plantDeleted' }
+// Each change's webhook, as openapi.yaml names it.
+const webhookOf = Object.fromEntries(webhookDefinitions(loadOpenApiDocument().document).map(({ name, sentWhen }) => [sentWhen, name])) as Record<PlantChange, string>
 
 const outbox: Outbox = {
   wants: () => true,

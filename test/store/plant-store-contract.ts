@@ -156,6 +156,34 @@ export function testPlantStoreContract (t: Test, openEmptyStore: (t: Test) => Pr
     t.equal(await store.write({ kind: 'delete', id: 15n, condition: () => true }), 'deleted')
   })
 
+  t.test('updates and conditions of one id, sent together, take effect in arrival order', async (t) => {
+    const store = await open(t)
+    const old = plantRow({ id: 12n, name: 'Old' })
+    const oldOnly = (document: string): boolean => document === old.document
+    const update = (name: string, condition?: (document: string) => boolean) =>
+      store.write({ kind: 'update', id: 12n, document: plantRow({ id: 12n, name }).document, condition })
+    const results = await Promise.all([
+      update('Early'), store.write({ kind: 'create', id: 12n, document: old.document }),
+      update('New', oldOnly), update('Newer', oldOnly), update('New'),
+      store.write({ kind: 'delete', id: 12n, condition: oldOnly }), store.write({ kind: 'delete', id: 12n, condition: () => true }),
+      update('Late'), store.write({ kind: 'create', id: 13n, document: plantRow({ id: 13n, name: 'Else' }).document }),
+      store.write({ kind: 'delete', id: 13n, condition: (document) => document.includes('Else') }),
+    ])
+    t.same(results, ['absent', 'created', 'updated', 'condition-failed', 'unchanged', 'condition-failed', 'deleted', 'absent', 'created', 'deleted'])
+    t.same(await store.listPlants(undefined, 10), { plants: [], more: false })
+  })
+
+  t.test('an update replaces the stored document; the same document again writes nothing', async (t) => {
+    const store = await open(t)
+    await createInStore(store, plantRow({ id: 14n, name: 'Fern', tag: 'shade' }))
+    const fern = plantRow({ id: 14n, name: 'Fern' })
+    t.equal(await store.write({ kind: 'update', id: 14n, document: fern.document }), 'updated')
+    t.same(await store.getPlant(14n), fern, 'in the canonical form it was stored in')
+    t.equal(await store.write({ kind: 'update', id: 14n, document: fern.document }), 'unchanged')
+    t.equal(await store.write({ kind: 'update', id: 14n, document: fern.document, condition: (document) => document === fern.document }), 'unchanged',
+      'the condition is given the stored document as the service answers it')
+  })
+
   t.test('a ready store says so', async (t) => {
     const store = await open(t)
     await t.resolves(store.checkReady())

@@ -33,6 +33,7 @@ ON CONFLICT (id) DO NOTHING RETURNING id::text AS id`
 // with a sequential scan, slower with every plant stored until the table is next analysed.
 const selectDocuments = 'SELECT id::text AS id, document::text AS document FROM plants WHERE id = ANY($1::bigint[])'
 const deletePlants = 'DELETE FROM plants WHERE id = ANY($1::bigint[]) RETURNING id::text AS id, document::text AS document'
+const updatePlant = 'UPDATE plants SET document = $2::jsonb WHERE id = $1'
 // The plant a write with a condition reads first, locked until the batch commits.
 const selectDocumentForUpdate = 'SELECT document::text AS document FROM plants WHERE id = $1 FOR UPDATE'
 // A taken id whose plant is gone by the time it is read (another instance deleted it between
@@ -42,8 +43,8 @@ const maxInsertTries = 3
 // A batch of creates alone is one insert, in autocommit: durable once it returns, with the
 // webhooks' messages of the plants it inserted when it owes any. Any other batch is one
 // transaction, in which the writes of each id run in arrival order: the ids created once share
-// one insert, those deleted once share one delete, and an id written more than once, or a write
-// with a condition on the stored plant, runs its writes one by one. Writes of different ids are independent, so their order between groups
+// one insert, those deleted once share one delete, and an id written more than once, an update,
+// or a write with a condition on the stored plant, runs its writes one by one. Writes of different ids are independent, so their order between groups
 // does not matter. The webhooks' messages of what it created and deleted are written last, in
 // the same transaction.
 export async function commitWrites (pool: pg.Pool, writes: readonly PlantWrite[], outbox: Outbox): Promise<WriteResult[]> {
@@ -70,7 +71,7 @@ export async function commitWrites (pool: pg.Pool, writes: readonly PlantWrite[]
     const deletes = { indexes: [] as number[], ids: [] as bigint[] }
     const oneByOne: number[] = []
     writes.forEach((write, index) => {
-      if (writesOfId.get(write.id)! > 1 || hasCondition(write)) {
+      if (writesOfId.get(write.id)! > 1 || runsAlone(write)) {
         oneByOne.push(index)
         return
       }
@@ -78,6 +79,9 @@ export async function commitWrites (pool: pg.Pool, writes: readonly PlantWrite[]
         case 'create':
           creates.indexes.push(index)
           creates.plants.push(write)
+          return
+        case 'update':
+          oneByOne.push(index)
           return
         case 'delete':
           deletes.indexes.push(index)
@@ -113,6 +117,8 @@ function messagesOf (
   switch (write.kind) {
     case 'create':
       return result === 'created' ? outbox.messagesOf(changeOfWrite.create, write, committedAt, traceparent) : []
+    case 'update':
+      return result === 'updated' ? outbox.messagesOf(changeOfWrite.update, write, committedAt, traceparent) : []
     case 'delete': {
       const document = deletedDocuments.get(write.id.toString())
       if (result !== 'deleted' || document === undefined) return []
@@ -178,6 +184,16 @@ async function deleteAll (client: Queryable, ids: readonly bigint[], deletedDocu
 async function commitOne (client: Queryable, write: PlantWrite, deletedDocuments: Map<string, string>): Promise<WriteResult> {
   switch (write.kind) {
     case 'create': return (await insertOrCompare(client, [write]))[0]!
+    case 'update': {
+      const { rows } = await client.query<{ document: string }>(selectDocumentForUpdate, [write.id.toString()])
+      const stored = rows[0]?.document
+      if (stored === undefined) return 'absent'
+      const canonical = canonicalJson(parseJsonExactly(stored))
+      if (write.condition !== undefined && !write.condition(canonical)) return 'condition-failed'
+      if (canonical === write.document) return 'unchanged'
+      await client.query(updatePlant, [write.id.toString(), write.document])
+      return 'updated'
+    }
     case 'delete': {
       const refusal = await refusedByCondition(client, write.id, write.condition)
       return refusal ?? (await deleteAll(client, [write.id], deletedDocuments))[0]!
@@ -186,10 +202,12 @@ async function commitOne (client: Queryable, write: PlantWrite, deletedDocuments
   }
 }
 
-// Whether a write carries a condition on the stored plant, which it must read first.
-function hasCondition (write: PlantWrite): boolean {
+// Whether a write runs alone: an update reads the stored plant first, as a write with a condition
+// on it does.
+function runsAlone (write: PlantWrite): boolean {
   switch (write.kind) {
     case 'create': return false
+    case 'update': return true
     case 'delete': return write.condition !== undefined
     default: return unreachable(write)
   }
@@ -252,6 +270,7 @@ function plantsIfOnlyCreates (writes: readonly PlantWrite[]): PlantRow[] | undef
       case 'create':
         plants.push(write)
         break
+      case 'update':
       case 'delete': return undefined
       default: return unreachable(write)
     }

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { unreachable } from '../../errors/unreachable.js'
+import { isSameJson } from '../../int64/canonical-json.js'
 import type { ApiTokenStore } from '../api-token-store.js'
 import type { BatchObserver } from '../batch-observer.js'
 import { BatchedReads } from '../batched-reads.js'
@@ -97,6 +98,7 @@ export class SqlitePlantStore implements PlantStore {
   ) {
     this.description = `SQLite file ${filename}`
     const insert = database.prepare('INSERT INTO plants (id, document) VALUES (?, ?) ON CONFLICT (id) DO NOTHING')
+    const replace = database.prepare<[string, bigint]>('UPDATE plants SET document = ? WHERE id = ?')
     const remove = database.prepare<[bigint], string>('DELETE FROM plants WHERE id = ? RETURNING document').pluck()
     // The webhooks' messages of the batch's changes, written as bundles at its end.
     const bundles = new MessageBundles(database)
@@ -127,6 +129,15 @@ export class SqlitePlantStore implements PlantStore {
             return 'created'
           }
           return compareWithStored(write.document, selectDocument.get(write.id))
+        case 'update': {
+          const stored = selectDocument.get(write.id)
+          if (stored === undefined) return 'absent'
+          if (write.condition !== undefined && !write.condition(stored)) return 'condition-failed'
+          if (isSameJson(stored, write.document)) return 'unchanged'
+          replace.run(write.document, write.id)
+          recordChange(batch, changeOfWrite.update, write, write.context)
+          return 'updated'
+        }
         case 'delete': {
           const refusal = refusedByCondition(write)
           if (refusal !== undefined) return refusal
