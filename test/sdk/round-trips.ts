@@ -17,7 +17,7 @@ import { testFolder } from '../support/test-folder.js'
 // language's tools, as a consumer builds it, and a short program of that language
 // (test/sdk/<language>/) sends one round trip through it to a live service, on SQLite and on
 // PostgreSQL: creates, replays, a conflict, ids at the int64 limits, two pages of the list
-// following its Link header, a delete, a 403 with a token that may only read, and a webhook
+// following its Link header, an update (and one with a stale If-Match, and one of no plant), a delete, a 403 with a token that may only read, and a webhook
 // endpoint registered whose delivery the program receives and verifies (with Standard Webhooks'
 // library for Python, Java and TypeScript; Go's is not on a registry these machines reach, so
 // the Go program checks the HMAC itself). The program
@@ -160,6 +160,9 @@ function expectedRoundTrip (exactInt64: boolean): { seen: object, stored: Stored
       beyondDoubles: { status: 200, plant: { name: 'Aloe' } },
       health: 'ok',
       ...pages,
+      updated: { status: 200, plant: { name: 'Monstera', tag: 'climber' } },
+      staleUpdate: { status: 412, error: { error: 41201, message: 'the plant with id 10 does not match If-Match: it changed since that entity tag was read' } },
+      updateMissing: { status: 404, error: { error: 40401, message: 'no plant has id 11' } },
       deleted: 204,
       deletedAgain: { status: 404, error: { error: 40401, message: 'no plant has id 10' } },
       forbidden: { status: 403, error: { error: 40301, message: 'the token lacks a role this operation needs: plants:write' } },

@@ -71,6 +71,9 @@ func main() {
 		fail(errors.New("the first page of one plant has no next page"))
 	}
 	seen["secondPage"] = followed(client, authorised, *first.Next)
+	seen["updated"] = updated(client, authorised, 10, "Monstera", "climber", "")
+	seen["staleUpdate"] = updated(client, authorised, 10, "Monstera", "", `"stale"`)
+	seen["updateMissing"] = updated(client, authorised, 11, "Fern", "", "")
 	seen["deleted"] = deleted(client, authorised, 10)
 	seen["deletedAgain"] = deleted(client, authorised, 10)
 	reader := context.WithValue(context.Background(), plantstore.ContextAccessToken, os.Getenv("PLANT_STORE_READ_TOKEN"))
@@ -89,6 +92,11 @@ func create(client *plantstore.APIClient, ctx context.Context, id int64, name st
 		newPlant.SetTag(tag)
 	}
 	plant, response, err := client.PlantsAPI.CreatePlant(ctx).NewPlantBody(*newPlant).Execute()
+	return observed(plant, response, err)
+}
+
+// What a create or an update came to: the plant, or the spec's Error.
+func observed(plant *plantstore.Plant, response *http.Response, err error) observation {
 	if response == nil {
 		fail(err)
 	}
@@ -106,6 +114,19 @@ func create(client *plantstore.APIClient, ctx context.Context, id int64, name st
 		fail(err)
 	}
 	return seen
+}
+
+func updated(client *plantstore.APIClient, ctx context.Context, id int64, name string, tag string, ifMatch string) observation {
+	plant := plantstore.NewPlant(name)
+	if tag != "" {
+		plant.SetTag(tag)
+	}
+	update := client.PlantsAPI.UpdatePlant(ctx, id).Plant(*plant)
+	if ifMatch != "" {
+		update = update.IfMatch(ifMatch)
+	}
+	stored, response, err := update.Execute()
+	return observed(stored, response, err)
 }
 
 func pageOf(plants []plantstore.StoredPlant, response *http.Response, err error) page {

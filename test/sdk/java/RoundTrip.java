@@ -57,6 +57,9 @@ public class RoundTrip {
     Map<String, Object> firstPage = page(plants.listPlantsWithHttpInfo(1, null));
     seen.put("firstPage", firstPage);
     seen.put("secondPage", nextPage(plants, (String) firstPage.get("next")));
+    seen.put("updated", update(plants, 10L, "Monstera", "climber", null));
+    seen.put("staleUpdate", update(plants, 10L, "Monstera", null, "\"stale\""));
+    seen.put("updateMissing", update(plants, 11L, "Fern", null, null));
     seen.put("deleted", delete(plants, 10L));
     seen.put("deletedAgain", delete(plants, 10L));
     ApiClient reader = client();
@@ -94,7 +97,7 @@ public class RoundTrip {
     seen.put("plant", event.getData().getName());
     seen.put("sameAsModel", event.getData().getName());
     seen.put("deleted", webhooks.deleteWebhookEndpointWithHttpInfo(registered.getData().getId()).getStatusCode());
-    new PlantsApi(authorised).deletePlant(20L);
+    new PlantsApi(authorised).deletePlant(20L, null);
     server.stop(0);
     return seen;
   }
@@ -126,7 +129,7 @@ public class RoundTrip {
 
   private static Object delete(PlantsApi api, long id) throws IOException {
     try {
-      return api.deletePlantWithHttpInfo(id).getStatusCode();
+      return api.deletePlantWithHttpInfo(id, null).getStatusCode();
     } catch (ApiException failure) {
       return failureOf(failure);
     }
@@ -142,6 +145,18 @@ public class RoundTrip {
 
   private static ApiClient client() {
     return new ApiClient().setBasePath(System.getenv("PLANT_STORE_URL"));
+  }
+
+  private static Map<String, Object> update(PlantsApi api, long id, String name, String tag, String ifMatch) throws IOException {
+    Map<String, Object> seen = new LinkedHashMap<>();
+    try {
+      ApiResponse<Plant> answer = api.updatePlantWithHttpInfo(id, new Plant().name(name).tag(tag), ifMatch);
+      seen.put("status", answer.getStatusCode());
+      seen.put("plant", answer.getData());
+    } catch (ApiException failure) {
+      return failureOf(failure);
+    }
+    return seen;
   }
 
   private static Map<String, Object> create(PlantsApi api, long id, String name, String tag) throws IOException {

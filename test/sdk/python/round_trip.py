@@ -54,6 +54,14 @@ def next_page(api, link):
     return page(api.list_plants_with_http_info(limit=int(query["limit"][0]), after=int(query["after"][0])))
 
 
+def update(api, plant_id, name, tag=None, if_match=None):
+    try:
+        answer = api.update_plant_with_http_info(plant_id, plant_store.Plant(name=name, tag=tag), if_match=if_match)
+        return {"status": answer.status_code, "plant": answer.data.to_dict()}
+    except ApiException as failure:
+        return failure_of(failure)
+
+
 def delete(api, plant_id):
     try:
         return api.delete_plant_with_http_info(plant_id).status_code
@@ -113,6 +121,9 @@ with client(TOKEN) as authorised, client() as anonymous, client(READ_TOKEN) as r
     }
     seen["firstPage"] = page(plants.list_plants_with_http_info(limit=1))
     seen["secondPage"] = next_page(plants, seen["firstPage"]["next"])
+    seen["updated"] = update(plants, 10, "Monstera", "climber")
+    seen["staleUpdate"] = update(plants, 10, "Monstera", if_match='"stale"')
+    seen["updateMissing"] = update(plants, 11, "Fern")
     seen["deleted"] = delete(plants, 10)
     seen["deletedAgain"] = delete(plants, 10)
     seen["forbidden"] = create(plant_store.PlantsApi(reader), 12, "Fern")

@@ -50,6 +50,15 @@ async function nextPage (api: PlantsApi, link: string | null): Promise<object> {
   return page(await api.listPlantsRaw({ limit: Number(query.get('limit')), after: Number(query.get('after')) }))
 }
 
+async function update (api: PlantsApi, id: number, name: string, tag?: string, ifMatch?: string): Promise<object> {
+  try {
+    const answer = await api.updatePlantRaw({ id, plant: { name, ...(tag === undefined ? {} : { tag }) }, ...(ifMatch === undefined ? {} : { ifMatch }) })
+    return { status: answer.raw.status, plant: await answer.value() }
+  } catch (failure) {
+    return failureOf(failure)
+  }
+}
+
 async function remove (api: PlantsApi, id: number): Promise<number | object> {
   try {
     return (await api.deletePlantRaw({ id })).raw.status
@@ -73,6 +82,9 @@ const reader = new PlantsApi(new Configuration({ basePath, accessToken: process.
 const paged = {
   firstPage,
   secondPage: await nextPage(plants, firstPage.next),
+  updated: await update(plants, 10, 'Monstera', 'climber'),
+  staleUpdate: await update(plants, 10, 'Monstera', undefined, '"stale"'),
+  updateMissing: await update(plants, 11, 'Fern'),
   deleted: await remove(plants, 10),
   deletedAgain: await remove(plants, 10),
   forbidden: await create(reader, 12, 'Fern'),
