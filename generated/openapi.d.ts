@@ -958,7 +958,9 @@ export interface operations {
                 headers: {
                     /**
                      * @description The next page, when more plants follow (RFC 8288), as a path under the service's
-                     *     own base path: for example `</plants?after=10&limit=100>; rel="next"`.
+                     *     own base path: the same query, `after` the last `id` of this page, then every
+                     *     other query parameter as it was sent (`limit` at its default when it was not),
+                     *     for example `</plants?after=10&limit=100>; rel="next"`.
                      * @example </plants?after=11&limit=2>; rel="next"
                      */
                     Link?: string;

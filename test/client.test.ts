@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { type ApiError, createPlantStoreClient, nextPageOf, type Plant, type PlantStoreClient, type StoredPlant } from 'plant-store/client'
+import { type ApiError, createPlantStoreClient, type ListPlantsQuery, nextPageOf, type Plant, type PlantStoreClient, type StoredPlant } from 'plant-store/client'
 import { issueManagedToken } from '../src/auth/managed-token.js'
 import { assertExchangeMatchesSpec } from './support/contract.js'
 import { buildTestApp, testToken } from './support/helper.js'
@@ -92,7 +92,7 @@ t.test('pages of plants, followed by their Link, with every id exact; a delete; 
   for (const id of ids) t.equal((await client.POST('/plants', { body: { id, name: `plant ${id}` } })).response.status, 200)
   const seen: StoredPlant[] = []
   let pages = 0
-  for (let query: { after?: bigint, limit: number } | undefined = { limit: 3 }; query !== undefined; pages++) {
+  for (let query: ListPlantsQuery | undefined = { limit: 3 }; query !== undefined; pages++) {
     const { data, response } = await client.GET('/plants', { params: { query } })
     const typed: StoredPlant[] | undefined = data
     seen.push(...(typed ?? []))
@@ -152,4 +152,20 @@ t.test('the request carries the token and bare JSON digits; a number beyond 2^53
   await t.rejects(client.POST('/plants', { body: { id: Number.MAX_SAFE_INTEGER + 1, name: 'Rounded' } }),
     new RangeError('id is 9007199254740992, beyond 2^53 where a number no longer holds every integer: pass it as a bigint'))
   t.equal(sent.length, 2)
+})
+
+t.test('an update through the client, guarded by the ETag it read: a stale one is the 412 the spec declares', async (t) => {
+  const client = await startClient(t)
+  const created = await client.POST('/plants', { body: { id: 9_007_199_254_740_993n, name: 'Monstera', tag: 'aroid' } })
+  const tag = created.response.headers.get('etag') ?? ''
+  t.match(tag, /^"[\w-]{24}"$/, 'the create answered the plant\'s ETag')
+  const path = { id: 9_007_199_254_740_993n }
+  const updated = await client.PUT('/plants/{id}', { params: { path, header: { 'If-Match': tag } }, body: { name: 'Monstera', tag: 'climber' } })
+  const plant: Plant | undefined = updated.data
+  t.same([updated.response.status, plant], [200, { name: 'Monstera', tag: 'climber' }])
+  const stale = await client.PUT('/plants/{id}', { params: { path, header: { 'If-Match': tag } }, body: { name: 'Monstera' } })
+  const refusal: ApiError | undefined = stale.error
+  t.same([stale.response.status, refusal?.error], [412, 41201], 'the tag read before the update no longer matches')
+  const read = await client.GET('/plants/{id}', { params: { path } })
+  t.same([read.data, read.response.headers.get('etag')], [{ name: 'Monstera', tag: 'climber' }, updated.response.headers.get('etag')])
 })

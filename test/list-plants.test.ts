@@ -1,4 +1,7 @@
 import t, { type Test } from 'tap'
+import { nextPageOf } from 'plant-store/client'
+import { parseDocument, type YAMLSeq } from 'yaml'
+import { loadOpenApiDocument, type OpenApiDocument, parameterDefault } from '../src/openapi/openapi-document.js'
 import { buildTestApp, type TestApp, testToken } from './support/helper.js'
 import { testOnEveryBackend } from './support/test-databases.js'
 
@@ -134,4 +137,30 @@ t.test('listing plants takes a token that holds plants:read', async (t) => {
   const { send } = await buildTestApp(t)
   const anonymous = await send({ method: 'GET', url: '/plants' })
   t.same([anonymous.statusCode, (anonymous.body as { error: number }).error], [401, 40101])
+})
+
+t.test('the next page\'s Link carries every query parameter but the cursor, with no code of its own; nextPageOf hands them back', async (t) => {
+  // A filter the spec gains, which no code here names: the Link carries it as the client sent it.
+  const spec = parseDocument(loadOpenApiDocument().yamlText)
+  const parameters = spec.getIn(['paths', '/plants', 'get', 'parameters']) as YAMLSeq
+  parameters.add(spec.createNode({ name: 'tag', in: 'query', required: false, schema: { type: 'string', maxLength: 32 } }))
+  const { createPlant, send } = await buildTestApp(t, {}, { openApi: { document: spec.toJS() as OpenApiDocument, yamlText: spec.toString() } })
+  for (let id = 1; id <= 3; id++) await createPlant({ id, name: `plant ${id}` })
+  const first = await list(send, '/plants?tag=aroid&limit=1')
+  t.equal(first.next, '/plants?after=1&limit=1&tag=aroid', 'the cursor, then the declared parameters in the order the spec lists them')
+  const defaulted = await list(send, '/plants?tag=a%20b')
+  t.equal(defaulted.next, undefined, 'a page that holds every plant links to nothing')
+  const withDefault = await list(send, '/plants?tag=a%20b&limit=2')
+  t.equal(withDefault.next, '/plants?after=2&limit=2&tag=a+b', 'a value written as the client sent it, encoded')
+  const response = new Response(null, { headers: { link: `<${first.next ?? ''}>; rel="next"` } })
+  t.same(nextPageOf(response), { after: 1, limit: 1, tag: 'aroid' }, 'nextPageOf gives back every parameter of the link')
+  const large = new Response(null, { headers: { link: '</plants?after=9007199254740993&limit=100>; rel="next"' } })
+  t.same(nextPageOf(large), { after: 9007199254740993n, limit: 100 }, 'an id beyond 2^53 as a bigint, every digit kept')
+})
+
+t.test('the Link writes a parameter at its default when the client left it out', async (t) => {
+  const { createPlant, send } = await buildTestApp(t)
+  for (let id = 1; id <= 101; id++) await createPlant({ id, name: `plant ${id}` })
+  const page = await list(send, '/plants')
+  t.equal(page.next, `/plants?after=100&limit=${String(parameterDefault(loadOpenApiDocument().document, 'listPlants', 'limit'))}`)
 })

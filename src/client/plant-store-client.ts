@@ -2,7 +2,7 @@ import createClient, { type Client } from 'openapi-fetch'
 // Through the package's own `imports`, so that the declarations tsc emits name a file the package
 // ships rather than a dist/generated/ that tsc never writes: generated/openapi.d.ts here, and
 // openapi.d.ts in the client's own package (client/, `npm run pack:client`).
-import type { components, paths, webhooks } from '#openapi-types'
+import type { components, operations, paths, webhooks } from '#openapi-types'
 import { parseWithBigInts, stringifyWithBigInts } from '../int64/bigint-json.js'
 
 type Schemas = components['schemas']
@@ -45,14 +45,27 @@ export function createPlantStoreClient ({ baseUrl, token, fetch = globalThis.fet
   })
 }
 
+export type ListPlantsQuery = NonNullable<operations['listPlants']['parameters']['query']>
+
 // The next page of a listPlants answer, from its Link header (`rel="next"`): what to ask for
-// next (`client.GET('/plants', { params: { query: nextPageOf(response) } })`), or undefined on
-// the last page.
-export function nextPageOf (response: Response): { readonly after: bigint, readonly limit: number } | undefined {
+// next (`client.GET('/plants', { params: { query: nextPageOf(response) } })`), every query
+// parameter the link carries (the cursor, the limit, any filter), or undefined on the last page.
+// An integer is given as a number, or as a bigint beyond 2^53 (an `after` id keeps every digit).
+export function nextPageOf (response: Response): ListPlantsQuery | undefined {
   const link = /^<([^>]*)>; rel="next"$/.exec(response.headers.get('link') ?? '')?.[1]
   if (link === undefined) return undefined
-  const query = new URL(link, 'http://plant-store.invalid').searchParams
-  return { after: BigInt(query.get('after') ?? ''), limit: Number(query.get('limit')) }
+  const query: Record<string, string | number | bigint | Array<string | number | bigint>> = {}
+  for (const [name, text] of new URL(link, 'http://plant-store.invalid').searchParams) {
+    const value = /^-?\d+$/.test(text) ? exactInteger(text) : text
+    const earlier = query[name]
+    query[name] = earlier === undefined ? value : [...(Array.isArray(earlier) ? earlier : [earlier]), value]
+  }
+  return query as ListPlantsQuery
+}
+
+function exactInteger (digits: string): number | bigint {
+  const value = BigInt(digits)
+  return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value
 }
 
 // openapi-fetch reads a JSON body with response.json(), or JSON.parse when it has no

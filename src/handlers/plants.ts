@@ -4,7 +4,7 @@ import { ConflictResponseError, NotFoundError, PreconditionFailedError } from '.
 import { unreachable } from '../errors/unreachable.js'
 import { entityTagOf, ifMatchCondition } from '../http/entity-tags.js'
 import { compileDocumentWriter } from '../openapi/declared-document.js'
-import { type LoadedOpenApiDocument, type OpenApiDocument, parameterDefault } from '../openapi/openapi-document.js'
+import { type LoadedOpenApiDocument, type OpenApiDocument, parameterDefault, parametersOf } from '../openapi/openapi-document.js'
 import { type PlantStore, plantWithId } from '../store/plant-store.js'
 import { type JsonText, noContent, type OperationHandler, sendJsonText } from './typed-handler.js'
 
@@ -62,21 +62,34 @@ export function getPlantHandler (store: PlantStore): OperationHandler<operations
 }
 
 // A page of plants, each its stored document with its id (exact: the digits are written as
-// they are), and the next page's link when more follow, under the route's own base path. The
-// validator adds no default to a request, so `limit`'s is read from the spec.
+// they are), and the next page's link when more follow, under the route's own base path: the
+// same query, every parameter the spec declares as the client sent it (or at its default), but
+// the cursor, which starts after this page's last id. The validator adds no default to a
+// request, so `limit`'s is read from the spec.
 export function listPlantsHandler (store: PlantStore, document: OpenApiDocument): OperationHandler<operations['listPlants']> {
   const defaultLimit = parameterDefault(document, 'listPlants', 'limit')
   if (typeof defaultLimit !== 'number') throw new Error('openapi.yaml declares no default for listPlants\' limit')
+  const queryParameters = parametersOf(document, 'listPlants').filter((parameter) => parameter.in === 'query' && parameter.name !== cursor)
   return async function listPlants (request, reply) {
     const { after, limit = defaultLimit } = request.query
     const { plants, more } = await store.listPlants(after, limit)
     const last = plants.at(-1)
     if (more && last !== undefined) {
-      reply.header('link', `<${request.routeOptions.url ?? '/plants'}?after=${last.id}&limit=${limit}>; rel="next"`)
+      const sent = new URLSearchParams(request.raw.url?.split('?')[1] ?? '')
+      const next = new URLSearchParams({ [cursor]: String(last.id) })
+      for (const { name, default: fallback } of queryParameters) {
+        const values = sent.getAll(name)
+        if (values.length === 0 && fallback !== undefined) next.append(name, String(fallback))
+        for (const value of values) next.append(name, value)
+      }
+      reply.header('link', `<${request.routeOptions.url ?? '/plants'}?${next.toString()}>; rel="next"`)
     }
     return sendJsonText<StoredPlant[]>(reply, `[${plants.map(plantWithId).join(',')}]`)
   }
 }
+
+// The query parameter a page starts after.
+const cursor = 'after'
 
 // The body replaces the stored plant, as createPlant writes a plant (only what Plant declares),
 // answered once the change is as durable as a create. The same plant again changes nothing and

@@ -117,15 +117,28 @@ export function roleNamesOf (document: OpenApiDocument): string[] {
 interface Parameter {
   readonly $ref?: string
   readonly name?: string
+  readonly in?: string
   readonly schema?: { readonly default?: unknown }
+}
+
+export interface DeclaredParameter {
+  readonly name: string
+  readonly in: string
+  readonly default?: unknown
+}
+
+// The parameters openapi.yaml declares for an operation, its path's and its own, in the order
+// written: each with where it goes and its default.
+export function parametersOf (document: OpenApiDocument, operationId: string): DeclaredParameter[] {
+  const entry = listOperations(document).find(({ operation }) => operation.operationId === operationId)
+  const pathItem = document.paths[entry?.path ?? ''] as { parameters?: readonly Parameter[] } | undefined
+  return [...(pathItem?.parameters ?? []), ...((entry?.operation.parameters ?? []) as readonly Parameter[])]
+    .map((parameter) => (parameter.$ref === undefined ? parameter : resolveLocalRef(document, parameter.$ref)) as Parameter)
+    .map((parameter) => ({ name: parameter.name ?? '', in: parameter.in ?? '', ...(parameter.schema?.default === undefined ? {} : { default: parameter.schema.default }) }))
 }
 
 // The default openapi.yaml declares for an operation's parameter (the validator adds none to a
 // request, as it adds nothing anywhere): undefined when there is none.
 export function parameterDefault (document: OpenApiDocument, operationId: string, name: string): unknown {
-  const entry = listOperations(document).find(({ operation }) => operation.operationId === operationId)
-  const pathItem = document.paths[entry?.path ?? ''] as { parameters?: readonly Parameter[] } | undefined
-  const parameters = [...(pathItem?.parameters ?? []), ...((entry?.operation.parameters ?? []) as readonly Parameter[])]
-    .map((parameter) => (parameter.$ref === undefined ? parameter : resolveLocalRef(document, parameter.$ref)) as Parameter)
-  return parameters.find((parameter) => parameter.name === name)?.schema?.default
+  return parametersOf(document, operationId).find((parameter) => parameter.name === name)?.default
 }
