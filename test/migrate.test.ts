@@ -6,7 +6,7 @@ import { readStoredPlants } from './support/stored-plants.js'
 import { migrations } from '../src/store/migrations.js'
 import { testFolder } from './support/test-folder.js'
 
-// `npm run migrate` is `npm run build && node dist/src/migrate.js`; `npm test` has built it.
+// `npm run migrate` is `node scripts/build.mjs --quiet && node dist/src/migrate.js`; `npm test` has built it.
 const migrateScript = join(import.meta.dirname, '..', 'dist', 'src', 'migrate.js')
 
 async function migrate (databaseUrl: string): Promise<CommandResult> {

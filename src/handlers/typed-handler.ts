@@ -8,6 +8,12 @@ type JsonRequestBody<Operation> =
 type PathParameters<Operation> =
   Operation extends { parameters: { path: infer Path } } ? Path : Record<string, never>
 
+// Header parameters by the lower-case names Node gives every header (`if-match` for If-Match).
+type HeaderParameters<Operation> =
+  Operation extends { parameters: { header?: infer Header } }
+    ? ([Header] extends [never] ? unknown : { [Name in keyof NonNullable<Header> as Lowercase<Name & string>]?: NonNullable<Header>[Name] })
+    : unknown
+
 type QueryParameters<Operation> =
   Operation extends { parameters: { query?: infer Query } } ? ([Query] extends [never] ? Record<string, never> : NonNullable<Query>) : Record<string, never>
 
@@ -87,6 +93,7 @@ export type OperationHandler<Operation> = (
     Body: Decoded<JsonRequestBody<Operation>>
     Params: Decoded<PathParameters<Operation>>
     Querystring: Decoded<QueryParameters<Operation>>
+    Headers: HeaderParameters<Operation>
   }>,
   reply: FastifyReply,
 ) => Promise<SuccessAnswer<Operation> | DeclaredRefusal<Operation>>

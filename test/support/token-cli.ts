@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import { type CommandResult, runCommand } from './run-command.js'
 
-// `npm run token` is `npm run build && node dist/src/token-cli.js`; `npm test` has built it.
+// `npm run token` is `node scripts/build.mjs --quiet && node dist/src/token-cli.js`; `npm test` has built it.
 const tokenCli = join(import.meta.dirname, '..', '..', 'dist', 'src', 'token-cli.js')
 
 // Runs `npm run token -- ...args` on the database, with nothing else in its environment.
