@@ -100,6 +100,9 @@ async function requestAnswers (t: Test): Promise<unknown[]> {
   ]
   await createPlant({ id: 10, name: 'Monstera', tag: 'aroid' })
   answers.push(await createPlant({ id: 10, name: 'Fern' }))
+  answers.push(await send({
+    method: 'PUT', url: '/plants/10', headers: { authorization, 'content-type': 'application/json', 'if-match': '"a-tag-it-never-had"' }, payload: '{"name":"Fern"}',
+  }))
   return answers.map(({ body }) => body)
 }
 
