@@ -757,7 +757,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The plant no longer has the entity tag `If-Match` names (it changed since it was read); nothing was changed. */
+        /** @description The plant does not have an entity tag `If-Match` names (it changed since it was read, or the header names none); nothing was changed. */
         PreconditionFailed: {
             headers: {
                 [name: string]: unknown;
@@ -844,9 +844,9 @@ export interface components {
          * @description The write goes on only if the plant still has one of these entity tags (its `ETag`, as a
          *     create, a read or an update answered it), compared strongly (RFC 9110 §13.1.1): otherwise
          *     the answer is `412` and nothing changes, so that two editors cannot overwrite each other
-         *     unseen. `*` asks only that the plant exists. A weak tag (`W/"…"`) matches nothing. A plant
-         *     that is not stored is a `404`, whatever this says.
-         * @example "3q2-7wXNaBhYJt5mNEtKfw1c"
+         *     unseen. `*` asks only that the plant exists. A weak tag (`W/"…"`) matches nothing, and so does
+         *     a value that is not a list of quoted entity tags: it is a `412`, since no plant has such a tag.
+         *     A plant that is not stored is a `404`, whatever this says.
          */
         IfMatch: string;
         /**
@@ -1063,9 +1063,9 @@ export interface operations {
                  * @description The write goes on only if the plant still has one of these entity tags (its `ETag`, as a
                  *     create, a read or an update answered it), compared strongly (RFC 9110 §13.1.1): otherwise
                  *     the answer is `412` and nothing changes, so that two editors cannot overwrite each other
-                 *     unseen. `*` asks only that the plant exists. A weak tag (`W/"…"`) matches nothing. A plant
-                 *     that is not stored is a `404`, whatever this says.
-                 * @example "3q2-7wXNaBhYJt5mNEtKfw1c"
+                 *     unseen. `*` asks only that the plant exists. A weak tag (`W/"…"`) matches nothing, and so does
+                 *     a value that is not a list of quoted entity tags: it is a `412`, since no plant has such a tag.
+                 *     A plant that is not stored is a `404`, whatever this says.
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
@@ -1117,9 +1117,9 @@ export interface operations {
                  * @description The write goes on only if the plant still has one of these entity tags (its `ETag`, as a
                  *     create, a read or an update answered it), compared strongly (RFC 9110 §13.1.1): otherwise
                  *     the answer is `412` and nothing changes, so that two editors cannot overwrite each other
-                 *     unseen. `*` asks only that the plant exists. A weak tag (`W/"…"`) matches nothing. A plant
-                 *     that is not stored is a `404`, whatever this says.
-                 * @example "3q2-7wXNaBhYJt5mNEtKfw1c"
+                 *     unseen. `*` asks only that the plant exists. A weak tag (`W/"…"`) matches nothing, and so does
+                 *     a value that is not a list of quoted entity tags: it is a `412`, since no plant has such a tag.
+                 *     A plant that is not stored is a `404`, whatever this says.
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
             };

@@ -103,6 +103,7 @@ async function requestAnswers (t: Test): Promise<unknown[]> {
   answers.push(await send({
     method: 'PUT', url: '/plants/10', headers: { authorization, 'content-type': 'application/json', 'if-match': '"a-tag-it-never-had"' }, payload: '{"name":"Fern"}',
   }))
+  answers.push(await send({ method: 'DELETE', url: '/plants/10', headers: { authorization, 'if-match': 'a-tag-without-quotes' } }))
   return answers.map(({ body }) => body)
 }
 

@@ -208,11 +208,13 @@ export class ConflictResponseError extends ApiError<409> {
   }
 }
 
-// An If-Match the plant no longer meets: it changed (or was deleted and created again) since the
-// caller read the entity tag it sent.
+// An If-Match the plant does not meet: it changed (or was deleted and created again) since the
+// caller read the entity tag it sent, or the header names no entity tag at all.
 export class PreconditionFailedError extends ApiError<412> {
-  constructor (id: bigint) {
-    super(ErrorCode.preconditionFailed, `the plant with id ${id} does not match If-Match: it changed since that entity tag was read`)
+  constructor (id: bigint, ifMatchNamesEntityTags: boolean) {
+    super(ErrorCode.preconditionFailed, ifMatchNamesEntityTags
+      ? `the plant with id ${id} does not match If-Match: it changed since that entity tag was read`
+      : `the plant with id ${id} does not match If-Match: it names no entity tag (a tag is quoted, as ETag sends it)`)
   }
 }
 

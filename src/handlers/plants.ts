@@ -2,7 +2,7 @@ import type { components, operations } from '../../generated/openapi.js'
 import type { FastifyReply } from 'fastify'
 import { ConflictResponseError, NotFoundError, PreconditionFailedError } from '../errors/api-errors.js'
 import { unreachable } from '../errors/unreachable.js'
-import { entityTagOf, ifMatchCondition } from '../http/entity-tags.js'
+import { entityTagOf, ifMatchCondition, namesEntityTags } from '../http/entity-tags.js'
 import { compileDocumentWriter } from '../openapi/declared-document.js'
 import { type LoadedOpenApiDocument, type OpenApiDocument, parameterDefault, parametersOf } from '../openapi/openapi-document.js'
 import { type PlantStore, plantWithId } from '../store/plant-store.js'
@@ -107,7 +107,7 @@ export function updatePlantHandler (
       case 'updated':
       case 'unchanged': return sendPlant(reply, plantDocument)
       case 'absent': return new NotFoundError(`no plant has id ${id}`)
-      case 'condition-failed': return new PreconditionFailedError(id)
+      case 'condition-failed': return new PreconditionFailedError(id, namesEntityTags(headers['if-match']))
       default: return unreachable(result)
     }
   }
@@ -123,7 +123,7 @@ export function deletePlantHandler (store: PlantStore, traceparent: () => string
     switch (result) {
       case 'deleted': return noContent(reply)
       case 'absent': return new NotFoundError(`no plant has id ${id}`)
-      case 'condition-failed': return new PreconditionFailedError(id)
+      case 'condition-failed': return new PreconditionFailedError(id, namesEntityTags(headers['if-match']))
       default: return unreachable(result)
     }
   }
