@@ -532,10 +532,11 @@ export interface components {
              */
             url: string;
             /**
-             * @description The names of the webhooks of this document the endpoint receives (`newPlant`,
-             *     `plantDeleted`); left out, every one, those added later included.
+             * @description The names of the webhooks of this document the endpoint receives; left out, every one,
+             *     those added later included. The list is this document's `webhooks`, and a name not on
+             *     it is refused with `40009`.
              */
-            events?: string[];
+            events?: ("newPlant" | "plantUpdated" | "plantDeleted")[];
         };
         /** @description A registered endpoint, without its secret. */
         WebhookEndpoint: {

@@ -1,6 +1,7 @@
 // `npm run build`, which `npm start`, `npm run token`, `npm run mock` and `npm test` run first:
 //  1. generated/openapi.d.ts from openapi.yaml (scripts/generate-types.mjs), when the spec or its
-//     generator changed since the types were written;
+//     generator changed since the types were written, once the names of the webhooks an endpoint
+//     can subscribe to are the spec's webhooks (scripts/webhook-names-listed.mjs);
 //  2. dist/ from the sources, by TypeScript's incremental build: only what a change touches is
 //     checked and written again (dist/.tsbuildinfo);
 //  3. every parameter openapi.yaml declares is read by its operation's handler
@@ -29,7 +30,7 @@ function filesUnder (folder) {
     .filter((file) => /\.(ts|mts|json|sql)$/.test(file)).map((file) => join(folder, file)).sort()
 }
 
-const typesInputs = ['openapi.yaml', 'scripts/generate-types.mjs', 'node_modules/openapi-typescript/package.json']
+const typesInputs = ['openapi.yaml', 'scripts/generate-types.mjs', 'scripts/webhook-names-listed.mjs', 'node_modules/openapi-typescript/package.json']
 const typesStamp = 'dist/.generated-types.json'
 const buildStamp = 'dist/.build-inputs.json'
 const readStamp = (path) => existsSync(at(path)) ? JSON.parse(readFileSync(at(path), 'utf8')) : undefined
@@ -52,9 +53,16 @@ if (same(readStamp(buildStamp), buildInputs())) {
 // What follows may write dist/ and then fail: until it succeeds, no build is taken as done.
 rmSync(at(buildStamp), { force: true })
 
-// 1. The generated types, when what they are generated from changed (or they were edited).
+// 1. The generated types, when what they are generated from changed (or they were edited); first,
+// the webhooks' names are the ones an endpoint can subscribe to (scripts/webhook-names-listed.mjs).
 const typesFrom = { ...hashesOf(typesInputs), generated: hashesOf(['generated/openapi.d.ts'])['generated/openapi.d.ts'] }
 if (!same(readStamp(typesStamp), typesFrom)) {
+  const { webhookNamesProblemsOf } = await import('./webhook-names-listed.mjs')
+  const problems = webhookNamesProblemsOf(readFileSync(at('openapi.yaml'), 'utf8'))
+  if (problems.length > 0) {
+    for (const problem of problems) process.stderr.write(`openapi.yaml: ${problem}\n`)
+    process.exit(1)
+  }
   await import('./generate-types.mjs')
   writeStamp(typesStamp, { ...hashesOf(typesInputs), generated: hashesOf(['generated/openapi.d.ts'])['generated/openapi.d.ts'] })
   say('build: generated/openapi.d.ts written from openapi.yaml')

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify'
 import {
   ApiError, ContentTooLargeError, Int64OutOfRangeError, InternalError, InvalidTextError,
-  MalformedRequestError, SchemaViolationError, ServiceUnavailableError, UnsupportedMediaTypeError,
+  MalformedRequestError, SchemaViolationError, ServiceUnavailableError, UnknownWebhookEventError, UnsupportedMediaTypeError,
 } from '../errors/api-errors.js'
 import { exactInt64Keyword } from '../int64/exact-int64-keyword.js'
 import { storableTextKeyword } from '../openapi/storable-text.js'
@@ -30,7 +30,7 @@ export function toApiError (error: unknown, request: FastifyRequest): ApiError {
   if (error instanceof StoreUnavailableError) return new ServiceUnavailableError(error.message, error.retryAfterSeconds)
 
   const { code, statusCode, validation, validationContext = 'request' } = (error ?? {}) as FrameworkError
-  if (validation !== undefined) return schemaViolation(validation, validationContext)
+  if (validation !== undefined) return schemaViolation(validation, validationContext, validationContext === 'body' ? request.body : undefined)
   switch (code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE': return new ContentTooLargeError(request.routeOptions.bodyLimit)
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': return UnsupportedMediaTypeError.forContentType(request.headers['content-type'])
@@ -45,14 +45,27 @@ export function toApiError (error: unknown, request: FastifyRequest): ApiError {
   return new InternalError()
 }
 
-// The first problem the validator found, as the answer the spec declares for it. The mock
-// (src/mock/) answers the bodies it checks with it too.
-export function schemaViolation (problems: readonly SchemaProblem[], context: string): ApiError {
+// A webhook endpoint's body names the webhooks it subscribes to under `events`, whose items the
+// spec lists (kept equal to its webhooks by the build): a name off the list has a code of its own.
+const subscribedEventPath = /^\/events\/(\d+)$/
+
+// The first problem the validator found, as the answer the spec declares for it; `data` is what
+// was validated, for the messages that quote a value. The mock (src/mock/) answers the bodies it
+// checks with it too.
+export function schemaViolation (problems: readonly SchemaProblem[], context: string, data?: unknown): ApiError {
   const [problem] = problems
   if (problem === undefined) return new SchemaViolationError(`${context} does not match the schema`)
   const field = context + problem.instancePath.replaceAll('/', '.')
   if (problem.keyword === exactInt64Keyword && problem.params.problem === 'out-of-range') return new Int64OutOfRangeError(field)
   if (problem.keyword === storableTextKeyword) return new InvalidTextError(`${field} ${problem.message ?? 'is not text'}`)
   if (problem.keyword === 'required') return new SchemaViolationError(`${field}.${String(problem.params.missingProperty)} is required`)
+  if (problem.keyword === 'enum') {
+    const allowed = (problem.params.allowedValues as unknown[]).map(String)
+    const subscribed = context === 'body' ? subscribedEventPath.exec(problem.instancePath) : null
+    const events = (data as { events?: unknown } | undefined)?.events
+    const named = subscribed !== null && Array.isArray(events) ? events[Number(subscribed[1])] : undefined
+    if (typeof named === 'string') return new UnknownWebhookEventError([named], allowed)
+    return new SchemaViolationError(`${field} must be one of ${allowed.join(', ')}`)
+  }
   return new SchemaViolationError(`${field} ${problem.message ?? 'does not match the schema'}`)
 }
