@@ -130,7 +130,7 @@ t.test('an endpoint\'s URL and events are checked when it is registered', async 
     resolveHost: async (host) => (resolved[host] ?? []).map((address) => ({ address, family: address.includes(':') ? 6 : 4 })),
   })
   const cases: Array<[string, RegExp]> = [
-    ['http://127.0.0.1:9/hook', /its host 127\.0\.0\.1 is a loopback address/],
+    ['http://127.0.0.1:9/hook', /its host 127\.0\.0\.1 is a loopback address \(WEBHOOK_ALLOW_LOOPBACK=true allows loopback endpoints, over http:\/\/ too, for development\)/],
     ['https://127.0.0.1:9/hook', /loopback address/],
     ['https://[::1]/hook', /loopback address/],
     ['https://10.0.0.7/hook', /its host 10\.0\.0\.7 is a private address/],

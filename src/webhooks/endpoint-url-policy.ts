@@ -113,6 +113,8 @@ export class EndpointUrlPolicy {
     const kind = nonPublicKind(address)
     if (kind === undefined || (this.allowLoopback && kind === loopbackRange)) return
     const resolvedTo = host === address ? '' : ` resolves to ${address}, which`
-    throw new RefusedUrlError(`its host ${host}${resolvedTo} is ${kind}`)
+    // A developer registering a receiver on this machine is told the setting that allows it.
+    const howToAllow = kind === loopbackRange ? ' (WEBHOOK_ALLOW_LOOPBACK=true allows loopback endpoints, over http:// too, for development)' : ''
+    throw new RefusedUrlError(`its host ${host}${resolvedTo} is ${kind}${howToAllow}`)
   }
 }
