@@ -21,6 +21,7 @@ export function readSpecFile (file, text = readFileSync(file, 'utf8')) {
     // The line of the deepest part of `path` that this spec has: a removed property is cited at
     // the object it was removed from, a removed operation at its path.
     lineOf: (path) => lineOfPath(document.contents, path, lineAt) ?? 1,
+    has: (path) => path.length > 0 && document.hasIn(path),
     // The path of the key or list item that starts at `offset`: where Optic says a change is.
     pathAtOffset: (offset) => pathAtOffset(document.contents, offset, []),
   }
