@@ -177,7 +177,10 @@ async function gate (specArgument, releasedArgument) {
 
 const args = process.argv.slice(2)
 if (args[0] === '-h' || args[0] === '--help') {
-  process.stdout.write(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').filter((line) => line.startsWith('//')).slice(0, 18).map((line) => line.replace(/^\/\/ ?/, '')).join('\n') + '\n')
+  // The comment this file opens with.
+  const lines = readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n')
+  const comment = lines.slice(0, lines.findIndex((line) => !line.startsWith('//')))
+  process.stdout.write(comment.map((line) => line.replace(/^\/\/ ?/, '')).join('\n') + '\n')
   process.exit(0)
 }
 if (args.length > 2) {
