@@ -126,7 +126,8 @@ async function runSchemathesis (executable) {
     }
     if (code !== 0 && code !== 1) stop(`Schemathesis exited ${code}:\n${lastLines(output, 20)}`)
     const failed = events.failures.length + events.errors.length
-    say(`FAIL ${failed === 0 ? 'Schemathesis failed the run (see the warnings above)' : `${failed} failures in ${events.failingCases} of ${events.cases} cases`}` +
+    const found = `${failed} ${failed === 1 ? 'failure' : 'failures'} in ${events.failingCases} of ${events.cases} cases`
+    say(`FAIL ${failed === 0 ? 'Schemathesis failed the run (see the warnings above)' : found}` +
       `${options.verbose ? '' : '; --verbose shows Schemathesis\' own report, with a curl command for each'}`)
     return exitStatus.notConformant
   } finally {
