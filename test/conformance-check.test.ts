@@ -5,13 +5,15 @@ import t, { type Test } from 'tap'
 import { parse, stringify } from 'yaml'
 import { freePort } from './support/free-port.js'
 import { runCommand, type CommandResult } from './support/run-command.js'
+import { startMock } from './support/running-mock.js'
 import { startServer } from './support/running-server.js'
 import { testFolder } from './support/test-folder.js'
 
 // `npm run check:conformance` judges a running instance from outside: the document it serves,
 // then Schemathesis' checks on its read-only operations. Here it is run as CI runs it, against
-// the service as the other tests start it, and against servers that break the contract on
-// purpose: each failure must be named in its summary, and the token never printed.
+// the service as the other tests start it, against `npm run mock`, which must pass it as the
+// service does, and against servers that break the contract on purpose: each failure must be
+// named in its summary, and the token never printed.
 
 const projectRoot = join(import.meta.dirname, '..')
 const checkScript = join(projectRoot, 'scripts', 'check-conformance.mjs')
@@ -67,6 +69,15 @@ t.test('the service as it is started conforms: exit 0, with the operations and t
   t.match(result.stdout, /^PASS /m)
   t.ok(result.stdout.split('\n').length < 25, 'the summary fits a screen')
   t.notOk(output(result).includes(token), 'the token is not printed')
+})
+
+t.test('the mock conforms as the service does: exit 0', async (t) => {
+  const port = await freePort()
+  // With --token, the mock refuses other tokens as the service does, which ignored_auth checks.
+  const result = await checkConformance(await startMock(t, port, { args: ['--port', String(port), '--token', token] }))
+  t.equal(result.code, 0, 'exit 0', { output: output(result) })
+  t.match(result.stdout, /^Served \/openapi\.yaml: the same document as openapi\.yaml$/m)
+  t.match(result.stdout, /^PASS /m)
 })
 
 t.test('a plant answered without its required name fails the check, named with its answer', async (t) => {

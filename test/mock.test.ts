@@ -1,13 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { connect } from 'node:net'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import { awaitOutput } from './support/await-output.js'
 import { assertExchangeMatchesSpec } from './support/contract.js'
 import { freePort } from './support/free-port.js'
-import { literalPattern } from './support/literal-pattern.js'
-import { runCommand } from './support/run-command.js'
+import { startMock } from './support/running-mock.js'
 import { startServer } from './support/running-server.js'
 import { testFolder } from './support/test-folder.js'
 
@@ -15,31 +12,11 @@ import { testFolder } from './support/test-folder.js'
 // the service would refuse (credentials, paths, queries, headers, bodies) with the service's own
 // code, and serves the spec as the service does: consumers can build against the contract before
 // any service is deployed. Here it runs as that script runs it (`npm test` has built it), on a
-// free port.
+// free port; test/conformance-check.test.ts runs the conformance check against it.
 
-const projectRoot = join(import.meta.dirname, '..')
-const mockScript = join(projectRoot, 'scripts', 'mock.mjs')
-const conformanceCheck = join(projectRoot, 'scripts', 'check-conformance.mjs')
 const token = 'any-token-will-do'
 // No answer may take longer: the mock once kept a request with a broken body waiting for ever.
 const answerTimeoutMs = 10_000
-
-async function startMock (t: Test, port: number, how: { env?: Record<string, string>, args?: string[] }): Promise<string> {
-  // Its own process group, so that Prism, its child, is stopped with it whatever happens.
-  const child: ChildProcess = spawn(process.execPath, [mockScript, ...how.args ?? []], {
-    cwd: projectRoot, env: { ...process.env, ...how.env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
-  })
-  let output = ''
-  child.stdout?.on('data', (chunk: Buffer) => { output += chunk.toString() })
-  child.stderr?.on('data', (chunk: Buffer) => { output += chunk.toString() })
-  t.teardown(() => {
-    if (child.pid !== undefined && child.exitCode === null) process.kill(-child.pid, 'SIGKILL')
-    if (!t.passing()) t.comment(`output of the mock:\n${output}`)
-  })
-  const baseUrl = `http://127.0.0.1:${port}`
-  await awaitOutput(child, () => output, literalPattern(`Mock of openapi.yaml listening on ${baseUrl}\n`), 'the mock to start', 60_000)
-  return baseUrl
-}
 
 async function post (t: Test, baseUrl: string, bodyText: string, headers: Record<string, string>): Promise<{ status: number, body: unknown }> {
   const response = await fetch(`${baseUrl}/plants`, {
@@ -175,13 +152,4 @@ t.test('with --token, the mock accepts only the tokens given, and refuses any ot
   const unknownToken: Exchange = { method: 'GET', path: '/plants', headers: { authorization: 'Bearer another-token' } }
   t.same(await answerOf(t, baseUrl, unknownToken), await answerOf(t, service.baseUrl, unknownToken), 'an unknown token: 401 invalid_token')
   t.equal((await answerOf(t, baseUrl, { method: 'GET', path: '/plants', headers: withToken })).status, 200, 'the token given')
-})
-
-t.test('the mock passes the read-only conformance check, as the service does', async (t) => {
-  const port = await freePort()
-  const baseUrl = await startMock(t, port, { args: ['--port', String(port), '--token', token] })
-  const result = await runCommand(process.execPath, [conformanceCheck, '--url', baseUrl, '--token', token, '--max-examples', '20'],
-    { cwd: projectRoot, timeout: 600_000 })
-  t.equal(result.code, 0, 'npm run check:conformance exits 0', { output: result.stdout + result.stderr })
-  t.match(result.stdout, /^PASS /m)
 })
