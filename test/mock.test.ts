@@ -98,6 +98,14 @@ t.test('MOCK_PORT and --port choose the port; the mock answers every request as 
     { status: 200, body: { name: 'Fern' } }, 'another example, asked for by name')
   t.same(await post(t, baseUrl, '{"id": 1, "name": "Fern"}', { ...withToken, prefer: 'code=409' }),
     { status: 409, body: { error: 40901, message: 'a plant with id 10 already exists with a different name or tag' } })
+  const conflict = await fetch(`${baseUrl}/plants?__code=409`, {
+    method: 'POST', headers: { ...withToken, 'content-type': 'application/json' }, body: '{"id": 1, "name": "Fern"}', signal: AbortSignal.timeout(answerTimeoutMs),
+  })
+  t.equal(conflict.status, 409, 'Prism\'s __code query parameter picks an answer too')
+  await conflict.body?.cancel()
+  const beyondDoubles = await fetch(`${baseUrl}/plants/9223372036854775806`, { headers: withToken, signal: AbortSignal.timeout(answerTimeoutMs) })
+  t.same([beyondDoubles.status, await beyondDoubles.json()], [200, { name: 'Monstera', tag: 'aroid' }],
+    'an id the service accepts beyond 2^53 is answered, not refused as Prism would')
   t.same(await post(t, baseUrl, refusedBodies['broken JSON'], withToken), {
     status: 400, body: { error: 40001, message: 'invalid JSON at character 24: expected "," or "}", found the end of the body' },
   }, 'broken JSON is answered, at once')

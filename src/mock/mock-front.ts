@@ -78,7 +78,7 @@ export async function startMockFront ({ host, port, prismUrl, check, openApi }: 
       response.end(document.bytes)
       return
     }
-    forwardToPrism(new URL(operation.prismPath(url.pathname), prismUrl), request, body, response, common)
+    forwardToPrism(prismTarget(prismUrl, operation, url), request, body, response, common)
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -95,6 +95,18 @@ function servedDocuments ({ document, yamlText }: LoadedOpenApiDocument): Map<st
     ['getOpenApiYaml', { contentType: 'application/yaml; charset=utf-8', bytes: Buffer.from(yamlText) }],
     ['getOpenApiJson', { contentType: 'application/json; charset=utf-8', bytes: Buffer.from(JSON.stringify(document)) }],
   ])
+}
+
+// Where Prism is asked: at the operation's example path, with only the query parameters that pick
+// Prism's answer (`__code`, `__example`, `__dynamic`, as the Prefer header does). The others are
+// validated already, and Prism's answer does not depend on them; its own validation would refuse
+// some the service accepts.
+function prismTarget (prismUrl: URL, operation: CheckedOperation, url: URL): URL {
+  const target = new URL(operation.prismPath(url.pathname), prismUrl)
+  for (const [name, value] of url.searchParams) {
+    if (name.startsWith('__')) target.searchParams.append(name, value)
+  }
+  return target
 }
 
 // The whole body, or undefined once it is larger than the limit (the rest is not read).
@@ -123,7 +135,7 @@ function failed (response: ServerResponse, common: Record<string, string>): void
 }
 
 // The request as the service reads it (with its body, or, for an operation that reads none,
-// without) to `target`: its query is left out, as Prism's answer does not depend on it.
+// without) to `target`.
 function forwardToPrism (target: URL, request: IncomingMessage, body: Buffer | undefined, response: ServerResponse, common: Record<string, string>): void {
   const headers = { ...request.headers, 'content-length': String(body?.length ?? 0) }
   delete headers['transfer-encoding']
