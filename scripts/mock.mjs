@@ -1,8 +1,9 @@
-// `npm run mock [-- --port <port>]`: a mock of the API from openapi.yaml alone, on 127.0.0.1 at
+// `npm run mock [-- --port <port>] [--token <token>]...`: a mock of the API from openapi.yaml alone, on 127.0.0.1 at
 // --port, else MOCK_PORT, else 4010. Stoplight Prism answers with the spec's examples, on a port
 // of its own behind a small front (src/mock/mock-front.ts, built by `npm run build`), which
-// answers the bodies the service would refuse itself: Prism never answers a body that is not
-// JSON, and answers every other refused body with the 400's first example.
+// answers what the service would refuse itself, with the service's own code (credentials, paths,
+// queries, headers, bodies: Prism answers every refusal with the 400's first example, and never
+// answers a body that is not JSON), and serves the spec at /openapi.yaml and /openapi.json.
 import { spawn } from 'node:child_process'
 import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
@@ -11,7 +12,8 @@ import { parseArgs } from 'node:util'
 const root = new URL('..', import.meta.url)
 const host = '127.0.0.1'
 
-const { values } = parseArgs({ options: { port: { type: 'string' } } })
+// --token, once or more: the tokens accepted, as the service's API_TOKENS; without it, any.
+const { values } = parseArgs({ options: { port: { type: 'string' }, token: { type: 'string', multiple: true } } })
 const portText = values.port ?? process.env.MOCK_PORT ?? '4010'
 if (!/^\d{1,5}$/.test(portText) || Number(portText) > 65535) {
   process.stderr.write(`${values.port === undefined ? 'MOCK_PORT' : '--port'}=${JSON.stringify(portText)} is not valid: expected an integer from 0 to 65535\n`)
@@ -19,7 +21,7 @@ if (!/^\d{1,5}$/.test(portText) || Number(portText) > 65535) {
 }
 
 const { startMockFront } = await import(new URL('dist/src/mock/mock-front.js', root).href)
-const { createRequestBodyCheck } = await import(new URL('dist/src/mock/request-body-check.js', root).href)
+const { createRequestCheck } = await import(new URL('dist/src/mock/request-check.js', root).href)
 const { loadOpenApiDocument } = await import(new URL('dist/src/openapi/openapi-document.js', root).href)
 
 const prismPort = await freePort()
@@ -53,12 +55,14 @@ await new Promise((resolve) => {
   })
 })
 
+const openApi = loadOpenApiDocument()
 try {
   const front = await startMockFront({
     host,
     port: Number(portText),
     prismUrl: new URL(`http://${host}:${prismPort}`),
-    checkBody: createRequestBodyCheck(loadOpenApiDocument().document),
+    check: createRequestCheck(openApi.document, { tokens: values.token }),
+    openApi,
   })
   process.stdout.write(`Mock of openapi.yaml listening on http://${host}:${front.address().port}\n`)
 } catch (error) {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import type { Server } from 'node:http'
+import type { IncomingHttpHeaders, Server } from 'node:http'
 import type { FastifyBaseLogger, FastifyHttpOptions, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from './config/config.js'
 import { clientErrorAnswer } from './http/client-error-response.js'
@@ -12,6 +12,13 @@ import type { Observability } from './observability/observability.js'
 import { buildRequestValidator, exactValidationOptions } from './openapi/request-validator.js'
 
 const clientRequestId = /^[A-Za-z0-9._:-]{1,128}$/
+
+// A request's id: the caller's X-Request-Id when it is sane, else a new one. The mock
+// (src/mock/) gives its answers ids the same way.
+export function requestIdOf (headers: IncomingHttpHeaders): string {
+  const sent = headers['x-request-id']
+  return typeof sent === 'string' && clientRequestId.test(sent) ? sent : randomUUID()
+}
 
 // After SIGTERM, how long a keep-alive connection stays open while idle: a request its client sent
 // just before the signal still arrives and is answered.
@@ -77,10 +84,7 @@ export function fastifyOptions (
     // where Fastify and Node would reset them at once (docs/reliability.md).
     serverFactory: connectionGuard.serverFactory,
     forceCloseConnections: false,
-    genReqId: (request) => {
-      const sent = request.headers['x-request-id']
-      return typeof sent === 'string' && clientRequestId.test(sent) ? sent : randomUUID()
-    },
+    genReqId: (request) => requestIdOf(request.headers),
     ajv: exactValidationOptions,
     schemaController: { compilersFactory: { buildValidator: buildRequestValidator } },
     clientErrorHandler: observability.countedClientErrors(clientErrorAnswer(connectionGuard.pendingAnswers)),

@@ -178,7 +178,7 @@ function inTurn (kind: RequestKind, writers: ActiveWriters, handle: RouteHandler
 // and no Content-Type would meet no schema at all; the spec's `required: true` is kept here.
 // The hook takes a callback: an async hook costs a promise per request.
 function requireBody (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
-  done(request.body === undefined ? new SchemaViolationError('the request body is required') : undefined)
+  done(request.body === undefined ? SchemaViolationError.forMissingBody() : undefined)
 }
 
 // Every response has a status the spec declares: an operation whose path could answer a status

@@ -1,41 +1,22 @@
-import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { connect } from 'node:net'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import { awaitOutput } from './support/await-output.js'
 import { assertExchangeMatchesSpec } from './support/contract.js'
 import { freePort } from './support/free-port.js'
-import { literalPattern } from './support/literal-pattern.js'
+import { startMock } from './support/running-mock.js'
 import { startServer } from './support/running-server.js'
 import { testFolder } from './support/test-folder.js'
 
-// `npm run mock` is Stoplight Prism serving openapi.yaml alone, behind a front that answers the
-// bodies the service would refuse: consumers can build against the contract before any service
-// is deployed. Here it runs as that script runs it (`npm test` has built it), on a free port.
+// `npm run mock` is Stoplight Prism serving openapi.yaml alone, behind a front that answers what
+// the service would refuse (credentials, paths, queries, headers, bodies) with the service's own
+// code, and serves the spec as the service does: consumers can build against the contract before
+// any service is deployed. Here it runs as that script runs it (`npm test` has built it), on a
+// free port; test/conformance-check.test.ts runs the conformance check against it.
 
-const projectRoot = join(import.meta.dirname, '..')
-const mockScript = join(projectRoot, 'scripts', 'mock.mjs')
 const token = 'any-token-will-do'
 // No answer may take longer: the mock once kept a request with a broken body waiting for ever.
 const answerTimeoutMs = 10_000
-
-async function startMock (t: Test, port: number, how: { env?: Record<string, string>, args?: string[] }): Promise<string> {
-  // Its own process group, so that Prism, its child, is stopped with it whatever happens.
-  const child: ChildProcess = spawn(process.execPath, [mockScript, ...how.args ?? []], {
-    cwd: projectRoot, env: { ...process.env, ...how.env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
-  })
-  let output = ''
-  child.stdout?.on('data', (chunk: Buffer) => { output += chunk.toString() })
-  child.stderr?.on('data', (chunk: Buffer) => { output += chunk.toString() })
-  t.teardown(() => {
-    if (child.pid !== undefined && child.exitCode === null) process.kill(-child.pid, 'SIGKILL')
-    if (!t.passing()) t.comment(`output of the mock:\n${output}`)
-  })
-  const baseUrl = `http://127.0.0.1:${port}`
-  await awaitOutput(child, () => output, literalPattern(`Mock of openapi.yaml listening on ${baseUrl}\n`), 'the mock to start', 60_000)
-  return baseUrl
-}
 
 async function post (t: Test, baseUrl: string, bodyText: string, headers: Record<string, string>): Promise<{ status: number, body: unknown }> {
   const response = await fetch(`${baseUrl}/plants`, {
@@ -52,6 +33,42 @@ async function post (t: Test, baseUrl: string, bodyText: string, headers: Record
 }
 
 const withToken = { authorization: `Bearer ${token}` }
+
+interface Exchange {
+  readonly method: string
+  readonly path: string
+  readonly headers?: Record<string, string>
+}
+
+// What a client sees of an answer: its status, the headers the spec declares or the service
+// always sends (the request id is asked for, so that both give the same), and its body.
+async function answerOf (t: Test, baseUrl: string, { method, path, headers = {} }: Exchange): Promise<{ status: number, headers: Record<string, string | null>, body: unknown }> {
+  const response = await fetch(`${baseUrl}${path}`, {
+    method, headers: { 'x-request-id': 'mock-test', ...headers }, signal: AbortSignal.timeout(answerTimeoutMs),
+  })
+  const bodyText = await response.text()
+  assertExchangeMatchesSpec(t, {
+    method, url: path, statusCode: response.status, contentType: response.headers.get('content-type') ?? undefined, bodyText,
+  })
+  const shown = ['allow', 'content-type', 'www-authenticate', 'x-content-type-options', 'x-request-id']
+  return {
+    status: response.status,
+    headers: Object.fromEntries(shown.map((name) => [name, response.headers.get(name)])),
+    body: JSON.parse(bodyText),
+  }
+}
+
+// Requests the service refuses before any handler, each for a reason of its own.
+const refusedRequests: Record<string, Exchange> = {
+  'no token': { method: 'GET', path: '/plants/abc' },
+  'a malformed Authorization header': { method: 'GET', path: '/plants', headers: { authorization: 'Bearer two tokens' } },
+  'an id that is not an integer': { method: 'GET', path: '/plants/abc', headers: withToken },
+  'a limit below its minimum': { method: 'GET', path: '/plants?limit=0', headers: withToken },
+  'a limit sent twice': { method: 'GET', path: '/plants?limit=1&limit=2', headers: withToken },
+  'a malformed If-Match': { method: 'DELETE', path: '/plants/10', headers: { ...withToken, 'if-match': 'not-a-tag' } },
+  'a path no operation declares': { method: 'GET', path: '/plantz', headers: withToken },
+  'a method the path does not declare': { method: 'PATCH', path: '/plants', headers: withToken },
+}
 // Bodies the service refuses, each for a reason of its own; the mock must give the same answers.
 const refusedBodies = {
   'broken JSON': '{"id": 1, "name": "Fern"',
@@ -73,11 +90,22 @@ t.test('MOCK_PORT and --port choose the port; the mock answers every request as 
     t.same(await post(t, baseUrl, '{"id": 1, "name": "Fern"}', {}),
       { status: 401, body: { error: 40101, message: 'bearer credentials are required' } }, 'no token')
   }
+  const refused = await fetch(`${viaFlag}/plants`, { signal: AbortSignal.timeout(answerTimeoutMs) })
+  t.same([refused.status, refused.headers.get('www-authenticate'), refused.headers.get('x-content-type-options')],
+    [401, 'Bearer realm="plant-store"', 'nosniff'], 'a refusal has the service\'s challenge and common headers')
   const baseUrl = viaFlag
   t.same(await post(t, baseUrl, '{"id": 1, "name": "Fern"}', { ...withToken, prefer: 'example=withoutTag' }),
     { status: 200, body: { name: 'Fern' } }, 'another example, asked for by name')
   t.same(await post(t, baseUrl, '{"id": 1, "name": "Fern"}', { ...withToken, prefer: 'code=409' }),
     { status: 409, body: { error: 40901, message: 'a plant with id 10 already exists with a different name or tag' } })
+  const conflict = await fetch(`${baseUrl}/plants?__code=409`, {
+    method: 'POST', headers: { ...withToken, 'content-type': 'application/json' }, body: '{"id": 1, "name": "Fern"}', signal: AbortSignal.timeout(answerTimeoutMs),
+  })
+  t.equal(conflict.status, 409, 'Prism\'s __code query parameter picks an answer too')
+  await conflict.body?.cancel()
+  const beyondDoubles = await fetch(`${baseUrl}/plants/9223372036854775806`, { headers: withToken, signal: AbortSignal.timeout(answerTimeoutMs) })
+  t.same([beyondDoubles.status, await beyondDoubles.json()], [200, { name: 'Monstera', tag: 'aroid' }],
+    'an id the service accepts beyond 2^53 is answered, not refused as Prism would')
   t.same(await post(t, baseUrl, refusedBodies['broken JSON'], withToken), {
     status: 400, body: { error: 40001, message: 'invalid JSON at character 24: expected "," or "}", found the end of the body' },
   }, 'broken JSON is answered, at once')
@@ -119,4 +147,17 @@ t.test('MOCK_PORT and --port choose the port; the mock answers every request as 
     t.same(await post(t, baseUrl, bodyText, withToken), await post(t, service.baseUrl, bodyText, withToken),
       `${what}: the mock answers what the service answers`)
   }
+  for (const [what, request] of Object.entries(refusedRequests)) {
+    t.same(await answerOf(t, baseUrl, request), await answerOf(t, service.baseUrl, request),
+      `${what}: the mock answers what the service answers, status, headers and body`)
+  }
+})
+
+t.test('with --token, the mock accepts only the tokens given, and refuses any other as the service does', async (t) => {
+  const port = await freePort()
+  const baseUrl = await startMock(t, port, { args: ['--port', String(port), '--token', token] })
+  const service = await startServer(t, { DATABASE_URL: `sqlite:${join(testFolder(t), 'plants.db')}`, API_TOKENS: token })
+  const unknownToken: Exchange = { method: 'GET', path: '/plants', headers: { authorization: 'Bearer another-token' } }
+  t.same(await answerOf(t, baseUrl, unknownToken), await answerOf(t, service.baseUrl, unknownToken), 'an unknown token: 401 invalid_token')
+  t.equal((await answerOf(t, baseUrl, { method: 'GET', path: '/plants', headers: withToken })).status, 200, 'the token given')
 })

@@ -85,6 +85,11 @@ export class SchemaViolationError extends ApiError<400> {
   constructor (message: string) {
     super(ErrorCode.schemaViolation, message)
   }
+
+  // No body, where the operation's requestBody is `required: true`.
+  static forMissingBody (): SchemaViolationError {
+    return new SchemaViolationError('the request body is required')
+  }
 }
 
 export class Int64OutOfRangeError extends ApiError<400> {

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { type ApiError, MethodNotAllowedError, NotFoundError } from '../errors/api-errors.js'
 import { writeRawErrorResponse } from '../http/client-error-response.js'
-import { httpMethods, type LoadedOpenApiDocument, pathTemplatePattern } from '../openapi/openapi-document.js'
+import { httpMethods, type LoadedOpenApiDocument, type OpenApiDocument, pathTemplatePattern } from '../openapi/openapi-document.js'
 
 export interface UnroutedRequestsOptions {
   readonly openApi: LoadedOpenApiDocument
@@ -16,17 +16,7 @@ export interface UnroutedRequestsOptions {
 // declared there, on any other path a 404. Both are decided in onRequest, before a body is
 // read, for every method Node parses, even those Fastify cannot route (CONNECT included).
 async function unroutedRequests (app: FastifyInstance, { openApi: { document }, basePath }: UnroutedRequestsOptions): Promise<void> {
-  const declaredPaths = Object.entries(document.paths).map(([path, pathItem]) => ({
-    pattern: pathTemplatePattern(path, basePath),
-    allowedMethods: httpMethods.filter((method) => pathItem[method] !== undefined).map((method) => method.toUpperCase()),
-  }))
-  const unrouted = (method: string, url: string): ApiError => {
-    const path = routablePath(url)
-    const declared = declaredPaths.find(({ pattern }) => pattern.test(path))
-    return declared === undefined
-      ? NotFoundError.forRoute(method, path)
-      : new MethodNotAllowedError(method, declared.allowedMethods)
-  }
+  const unrouted = unroutedRefusal(document, basePath)
   app.addHook('onRequest', (request, _reply, done) => {
     done(request.is404 ? unrouted(request.method, request.url) : undefined)
   })
@@ -39,6 +29,22 @@ async function unroutedRequests (app: FastifyInstance, { openApi: { document }, 
   app.server.on('connect', (request: IncomingMessage, socket: Socket) => {
     writeRawErrorResponse(socket, unrouted('CONNECT', request.url ?? '/'), randomUUID())
   })
+}
+
+// The refusal of a request that no operation matches, by its method and its URL. The mock
+// (src/mock/) refuses such requests with it too.
+export function unroutedRefusal (document: OpenApiDocument, basePath: string): (method: string, url: string) => ApiError {
+  const declaredPaths = Object.entries(document.paths).map(([path, pathItem]) => ({
+    pattern: pathTemplatePattern(path, basePath),
+    allowedMethods: httpMethods.filter((method) => pathItem[method] !== undefined).map((method) => method.toUpperCase()),
+  }))
+  return (method, url) => {
+    const path = routablePath(url)
+    const declared = declaredPaths.find(({ pattern }) => pattern.test(path))
+    return declared === undefined
+      ? NotFoundError.forRoute(method, path)
+      : new MethodNotAllowedError(method, declared.allowedMethods)
+  }
 }
 
 // The path as the router sees it: without query or fragment, from an absolute-form URL too,

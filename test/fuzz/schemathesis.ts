@@ -1,11 +1,9 @@
 import { spawn } from 'node:child_process'
-import { createHash } from 'node:crypto'
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import pg from 'pg'
 import t, { type Test } from 'tap'
+import { installSchemathesis, schemathesisSettings } from '../../scripts/fuzz/install-schemathesis.mjs'
 import { privatePostgres, privatePostgresSkipReason } from '../support/private-postgres.js'
-import { runCommand } from '../support/run-command.js'
 import { startServer } from '../support/running-server.js'
 import { postgresUrlWithSchema } from '../support/test-databases.js'
 import { testFolder } from '../support/test-folder.js'
@@ -17,38 +15,12 @@ import { testFolder } from '../support/test-folder.js'
 // test's diagnostics, with the curl command that reproduces it.
 
 const projectRoot = join(import.meta.dirname, '..', '..')
-const fuzzFolder = join(projectRoot, 'scripts', 'fuzz')
 const token = 'fuzz-token-0123456789'
-
-// A virtualenv that holds exactly requirements.txt, made anew whenever that file changes.
-async function installSchemathesis (): Promise<string> {
-  const venv = join(projectRoot, '.tools', 'schemathesis')
-  const requirements = join(fuzzFolder, 'requirements.txt')
-  const stamp = join(venv, 'requirements.sha256')
-  const digest = createHash('sha256').update(readFileSync(requirements)).digest('hex')
-  const executable = join(venv, 'bin', 'schemathesis')
-  if (existsSync(executable) && existsSync(stamp) && readFileSync(stamp, 'utf8') === digest) return executable
-
-  rmSync(venv, { recursive: true, force: true })
-  const steps: Array<[string, string[]]> = [
-    ['python3', ['-m', 'venv', venv]],
-    [join(venv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', '--require-hashes', '-r', requirements]],
-  ]
-  for (const [file, args] of steps) {
-    const { code, stdout, stderr } = await runCommand(file, args, { cwd: projectRoot, timeout: 600_000 })
-    if (code !== 0) {
-      throw new Error(`${[file, ...args].join(' ')} failed (exit ${String(code)}); Schemathesis needs Python 3.9 or ` +
-        `later with its venv module (Debian: apt-get install python3-venv):\n${stdout}\n${stderr}`)
-    }
-  }
-  writeFileSync(stamp, digest)
-  return executable
-}
 
 // Runs Schemathesis to its end, its output kept and passed on to stderr line by line as it comes,
 // each line headed by `label`: the backends are fuzzed at once, and their lines interleave.
 async function runSchemathesis (executable: string, environment: NodeJS.ProcessEnv, label: string): Promise<{ code: number | null, output: string }> {
-  const child = spawn(executable, ['--no-color', '--config-file', join(fuzzFolder, 'schemathesis.toml'), 'run', join(projectRoot, 'openapi.yaml')], {
+  const child = spawn(executable, ['--no-color', '--config-file', schemathesisSettings, 'run', join(projectRoot, 'openapi.yaml')], {
     cwd: projectRoot,
     env: environment,
     stdio: ['ignore', 'pipe', 'pipe'],
