@@ -134,7 +134,7 @@ function checkedOperation (document: OpenApiDocument, entry: OperationEntry, com
         const validate = validators.get(part)
         // Fastify validates a body only against the schema of the media type it came as.
         if (validate === undefined || (part === 'body' && body === undefined)) continue
-        if (validate(parts[part]) !== true) return schemaViolation(validate.errors ?? [], part)
+        if (validate(parts[part]) !== true) return schemaViolation(validate.errors ?? [], part, parts[part])
       }
       return undefined
     } catch (error) {
