@@ -223,7 +223,7 @@ testOnEveryBackend(t, 'two instances on one database deliver each message once',
   t.equal(new Set(ids).size, 30, 'no duplicate')
 })
 
-t.test('a webhook added to openapi.yaml is sent with no code: its schema and x-sent-when are enough', async (t) => {
+t.test('a webhook added to openapi.yaml is sent with no code: its schema, x-sent-when and its name among the events are enough', async (t) => {
   const { document } = loadOpenApiDocument()
   const modified = structuredClone(document) as typeof document & { webhooks: Record<string, unknown>, components: { schemas: Record<string, unknown> } }
   const newPlant = modified.webhooks.newPlant as { post: { requestBody: { content: { 'application/json': { schema: unknown } } } } }
@@ -235,6 +235,9 @@ t.test('a webhook added to openapi.yaml is sent with no code: its schema and x-s
   const plantStored = structuredClone(newPlant)
   plantStored.post.requestBody.content['application/json'].schema = { $ref: '#/components/schemas/PlantStoredEvent' }
   modified.webhooks.plantStored = plantStored
+  // Its name among those an endpoint may subscribe to, as npm run build asks of openapi.yaml.
+  const endpointBody = modified.components.schemas.NewWebhookEndpoint as { properties: { events: { items: { enum: string[] } } } }
+  endpointBody.properties.events.items.enum.push('plantStored')
   const app = await buildTestApp(t, webhookTestSettings, { openApi: { document: modified, yamlText: '' } })
   const receiver = await startWebhookReceiver(t)
   await registerEndpoint(t, app, receiver.url, ['plantStored'])
