@@ -20,6 +20,8 @@ const gateScript = join(projectRoot, 'scripts', 'check-breaking-changes.mjs')
 const releasedFile = join(projectRoot, 'contract', 'released', 'openapi.yaml')
 const releasedVersion = String(parseDocument(readFileSync(releasedFile, 'utf8')).getIn(['info', 'version']))
 const nextMajorVersion = `${Number(releasedVersion.split('.')[0]) + 1}.0.0`
+// The checked-in spec's version, which may be ahead of the release (a minor change not released yet).
+const specVersion = String(parseDocument(readFileSync(join(projectRoot, 'openapi.yaml'), 'utf8')).getIn(['info', 'version']))
 const folder = testFolder(t)
 
 type Edit = (spec: Document) => void
@@ -206,7 +208,7 @@ const backwards = runGate([specFile('backwards', [], { version: '0.9.0' })])
 t.test('the checked-in openapi.yaml passes, saying so on its first line', async (t) => {
   const { code, stdout, stderr } = await checkedIn
   t.equal(code, 0, 'exits 0', { stdout, stderr })
-  t.equal(firstLine(stdout), `No breaking change: ${releasedVersion} is enough`)
+  t.equal(firstLine(stdout), `No breaking change: ${specVersion} is enough`)
   t.match(stdout, /^Compared with the release .+ \(contract\/released\/openapi\.yaml\)/m)
 })
 
@@ -247,12 +249,18 @@ t.test('an info.version that is not MAJOR.MINOR.PATCH, or goes back, fails on th
 })
 
 // A released contract of its own, in a folder whose accepted-changes.yaml the test writes.
+// The changes the project accepts against its release, which every edited copy of openapi.yaml
+// still makes: a test's own acceptances come after them.
+const projectAcceptances = readFileSync(join(projectRoot, 'contract', 'released', 'accepted-changes.yaml'), 'utf8')
+  .split('\n').filter((line) => !line.startsWith('#') && line.trim() !== '[]').join('\n').trim()
+const projectAcceptanceCount = (projectAcceptances.match(/^- change: /gm) ?? []).length
+
 function releasedAccepting (name: string, acceptedChanges: string): string {
   const releasedFolder = join(folder, name)
   mkdirSync(releasedFolder)
   const released = join(releasedFolder, 'openapi.yaml')
   copyFileSync(releasedFile, released)
-  writeFileSync(join(releasedFolder, 'accepted-changes.yaml'), acceptedChanges)
+  writeFileSync(join(releasedFolder, 'accepted-changes.yaml'), `${projectAcceptances === '' ? '' : `${projectAcceptances}\n`}${acceptedChanges}`)
   return released
 }
 
@@ -266,7 +274,7 @@ t.test('a change accepted beside the released contract, with why, is set aside a
   t.equal(code, 0, 'exits 0', { stdout, stderr })
   t.equal(firstLine(stdout), `No breaking change: ${releasedVersion} is enough`)
   for (const change of maxLengthChanges) t.notMatch(stdout, change, 'not among the findings')
-  t.match(stdout, `Set aside 2 reported changes accepted in ${join(folder, 'accepting', 'accepted-changes.yaml')}.`)
+  t.match(stdout, `Set aside ${2 + projectAcceptanceCount} reported changes accepted in ${join(folder, 'accepting', 'accepted-changes.yaml')}.`)
 })
 
 t.test('an accepted change must match exactly and say why', async (t) => {
@@ -306,7 +314,7 @@ t.test('an operation added since the release but already on main is kept too', a
   await git('commit', '--quiet', '--all', '--message', 'deletePlant goes')
   const { code, stdout, stderr } = await inTurn(() => repository.script('check-breaking-changes.mjs'))
   t.equal(code, 1, 'exits 1', { stdout, stderr })
-  t.equal(firstLine(stdout), `BREAKING: needs ${nextMajorVersion} (info.version is ${releasedVersion})`)
+  t.equal(firstLine(stdout), `BREAKING: needs ${nextMajorVersion} (info.version is ${specVersion})`)
   t.match(stdout, /^openapi\.yaml:\d+: DELETE \/plants\/\{id\}: \[prevent operation removal\] cannot remove an operation \(against main only\)$/m)
   t.match(stdout, /^Compared with the release .+ and with openapi\.yaml at the merge-base with main \(/m)
 })
