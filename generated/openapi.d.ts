@@ -120,9 +120,9 @@ export interface paths {
          *     `webhooks` when it is left out, those added later included). The `201` answers the
          *     endpoint's signing secret, which is never shown again: keep it to verify what the
          *     endpoint receives. The endpoint receives every change committed after this answer, on
-         *     every instance within seconds. Its `url` must be `https://`, on a host that resolves
-         *     only to public addresses (checked now and again at each connection; `400` with `40008`
-         *     otherwise).
+         *     every instance within seconds. Its `url` must be `https://`, its host a name or a public
+         *     address (`400` with `40008` otherwise); a name is resolved at each connection, which
+         *     goes only to a public address.
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -527,8 +527,14 @@ export interface components {
         NewWebhookEndpoint: {
             /**
              * Format: uri
-             * @description Where to send the events: an `https://` URL on a host that resolves only to public
-             *     addresses, without credentials, a fragment or port 0.
+             * @description Where to send the events: an `https://` URL, without credentials or a fragment, whose
+             *     host is a name (letters, digits, `-` and `_`; its last label begins with a letter) or a
+             *     public address: an IPv4 address in dotted decimal or an IPv6 address in brackets, in
+             *     neither a loopback, private, link-local, shared, multicast, documentation or other
+             *     special range. Its port, if any, is 1 to 65535. A name is not resolved when the endpoint
+             *     is registered, so registering does not depend on DNS: each delivery resolves it, and
+             *     sends only to public addresses. A delivery refused because the name resolved to
+             *     another kind of address fails like any other, and `lastFailure` says why.
              */
             url: string;
             /**

@@ -17,6 +17,7 @@ import unroutedRequests from './plugins/unrouted-requests.js'
 import { createRateLimits, type RateLimitTuning } from './rate-limit/rate-limits.js'
 import { createRequestPath } from './request-path.js'
 import { type LoadedOpenApiDocument, loadOpenApiDocument } from './openapi/openapi-document.js'
+import { withLoopbackWebhookUrls } from './webhooks/endpoint-body-refusal.js'
 import { openPlantStore } from './store/open-plant-store.js'
 import type { PlantStore } from './store/plant-store.js'
 import type { ResolveHost } from './webhooks/endpoint-url-policy.js'
@@ -101,8 +102,10 @@ export async function buildApp (config: AppConfig, dependencies: AppDependencies
     await app.register(jsonBody)
     // app.auth, with which the routes below compose each operation's security requirements.
     await app.register(fastifyAuth)
-    // A route per operation of the spec, each with its request path.
-    await app.register(openApiRoutes, { openApi, basePath: config.BASE_PATH, routeOf })
+    // A route per operation of the spec, each with its request path; validated as openapi.yaml
+    // says, but for the loopback endpoints WEBHOOK_ALLOW_LOOPBACK allows.
+    const routedApi = config.WEBHOOK_ALLOW_LOOPBACK === 'false' ? openApi : { ...openApi, document: withLoopbackWebhookUrls(openApi.document) }
+    await app.register(openApiRoutes, { openApi: routedApi, basePath: config.BASE_PATH, routeOf })
     // Last: 404 and 405 for every request no operation matches.
     await app.register(unroutedRequests, { openApi, basePath: config.BASE_PATH })
   } catch (error) {

@@ -95,7 +95,7 @@ async function requestAnswers (t: Test): Promise<unknown[]> {
       method: 'POST',
       url: '/webhook-endpoints',
       headers: { authorization, 'content-type': 'application/json' },
-      payload: '{"url":"https://10.0.0.7/hook","events":["plantWatered"]}',
+      payload: '{"url":"https://plants.example.com/hook","events":["plantWatered"]}',
     }),
   ]
   await createPlant({ id: 10, name: 'Monstera', tag: 'aroid' })

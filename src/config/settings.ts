@@ -155,6 +155,10 @@ export const ConfigSchema = Type.Object({
     default: 'false',
     description: 'false; true to allow webhook endpoints on the loopback address too (http://127.0.0.1:<port>, http://[::1]:<port>) for development; or only, to allow nothing else and resolve no host name (tests and fuzzing that must never reach beyond this machine)',
   }),
+  WEBHOOK_DELIVERIES: Type.Union([Type.Literal('on'), Type.Literal('off')], {
+    default: 'on',
+    description: 'on; or off, so that this instance records the webhooks its writes owe and sends none, leaving them to an instance with on (an instance that only answers requests, or fuzzing, whose made-up endpoints must never be sent to)',
+  }),
   WEBHOOK_TIMEOUT: Type.Number({
     exclusiveMinimum: 0,
     maximum: 60,

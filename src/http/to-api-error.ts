@@ -1,11 +1,12 @@
 import type { FastifyRequest } from 'fastify'
 import {
   ApiError, ContentTooLargeError, Int64OutOfRangeError, InternalError, InvalidTextError,
-  MalformedRequestError, SchemaViolationError, ServiceUnavailableError, UnknownWebhookEventError, UnsupportedMediaTypeError,
+  MalformedRequestError, SchemaViolationError, ServiceUnavailableError, UnsupportedMediaTypeError,
 } from '../errors/api-errors.js'
 import { exactInt64Keyword } from '../int64/exact-int64-keyword.js'
 import { storableTextKeyword } from '../openapi/storable-text.js'
 import { StoreUnavailableError } from '../store/store-errors.js'
+import { endpointBodyRefusal } from '../webhooks/endpoint-body-refusal.js'
 
 export interface SchemaProblem {
   keyword: string
@@ -45,10 +46,6 @@ export function toApiError (error: unknown, request: FastifyRequest): ApiError {
   return new InternalError()
 }
 
-// A webhook endpoint's body names the webhooks it subscribes to under `events`, whose items the
-// spec lists (kept equal to its webhooks by the build): a name off the list has a code of its own.
-const subscribedEventPath = /^\/events\/(\d+)$/
-
 // The first problem the validator found, as the answer the spec declares for it; `data` is what
 // was validated, for the messages that quote a value. The mock (src/mock/) answers the bodies it
 // checks with it too.
@@ -59,13 +56,10 @@ export function schemaViolation (problems: readonly SchemaProblem[], context: st
   if (problem.keyword === exactInt64Keyword && problem.params.problem === 'out-of-range') return new Int64OutOfRangeError(field)
   if (problem.keyword === storableTextKeyword) return new InvalidTextError(`${field} ${problem.message ?? 'is not text'}`)
   if (problem.keyword === 'required') return new SchemaViolationError(`${field}.${String(problem.params.missingProperty)} is required`)
+  const endpointRefusal = context === 'body' ? endpointBodyRefusal(problem, data) : undefined
+  if (endpointRefusal !== undefined) return endpointRefusal
   if (problem.keyword === 'enum') {
-    const allowed = (problem.params.allowedValues as unknown[]).map(String)
-    const subscribed = context === 'body' ? subscribedEventPath.exec(problem.instancePath) : null
-    const events = (data as { events?: unknown } | undefined)?.events
-    const named = subscribed !== null && Array.isArray(events) ? events[Number(subscribed[1])] : undefined
-    if (typeof named === 'string') return new UnknownWebhookEventError([named], allowed)
-    return new SchemaViolationError(`${field} must be one of ${allowed.join(', ')}`)
+    return new SchemaViolationError(`${field} must be one of ${(problem.params.allowedValues as unknown[]).map(String).join(', ')}`)
   }
   return new SchemaViolationError(`${field} ${problem.message ?? 'does not match the schema'}`)
 }

@@ -16,6 +16,13 @@ export const systemResolver: ResolveHost = async (hostname) => lookup(hostname, 
 
 export class RefusedUrlError extends Error {}
 
+// `localhost` and the names under it are this machine's (RFC 6761): for development, an
+// http:// endpoint may be named so, as well as by a loopback address. A connection still checks
+// what the name resolves to.
+function isLocalhostName (host: string): boolean {
+  return /^(?:.+\.)?localhost\.?$/i.test(host)
+}
+
 // The URL's host, an IPv6 literal without its brackets.
 export function hostOf (url: URL): string {
   return url.hostname.replace(/^\[(.*)\]$/, '$1')
@@ -26,10 +33,14 @@ const withAuthority = /^https?:\/\/[^/\\]/i
 
 // Where a webhook may be sent: `https://` on a host whose every address is public. With
 // WEBHOOK_ALLOW_LOOPBACK=true, the loopback addresses too, over http:// as well, for development;
-// with `only`, nothing but loopback address literals, and no name is ever resolved (tests and
-// fuzzing, which must not reach beyond this machine, even to ask a DNS server). Checked when an endpoint is registered, and again at each connection, on the
-// address the connection then goes to, so that a name that resolves to a public address at
-// registration and to a private one later (DNS rebinding) is refused.
+// with `only`, nothing but loopback address literals, and no name is ever resolved (tests,
+// which must not reach beyond this machine, even to ask a DNS server).
+// A registration is refused only for what the URL itself shows (its form, and an address literal
+// that is not public), as openapi.yaml's pattern for it says: a name is not resolved then, so
+// that registering does not depend on DNS being up. Each connection checks the addresses the
+// name then resolves to, and goes to one it checked, so that a name that resolves to a private
+// address, at any time (DNS rebinding), is never connected to; the delivery fails, and the
+// endpoint's lastFailure says why.
 export type LoopbackPolicy = 'false' | 'true' | 'only'
 
 // What each setting allows of the loopback addresses: whether they may be sent to, and whether
@@ -53,8 +64,8 @@ export class EndpointUrlPolicy {
     this.loopbackOnly = rules.only
   }
 
-  // The URL, or a RefusedUrlError that says why not.
-  async check (text: string): Promise<URL> {
+  // The URL, or a RefusedUrlError that says why not. Nothing is resolved.
+  check (text: string): URL {
     let url: URL
     try {
       url = new URL(text)
@@ -69,14 +80,20 @@ export class EndpointUrlPolicy {
     if (text.includes('#')) throw new RefusedUrlError('it must not have a fragment')
     // Port 0 asks the system for any free port when listening: no server can be reached at it.
     if (url.port === '0') throw new RefusedUrlError('port 0 cannot be connected to')
-    const addresses = await this.addressesOf(url)
-    if (url.protocol === 'http:' && !(this.allowLoopback && addresses.every(({ address }) => isLoopback(address)))) {
+    const host = hostOf(url)
+    const literal = isIP(host) !== 0
+    if (this.loopbackOnly && !(literal && isLoopback(host))) {
+      throw new RefusedUrlError(`its host ${host} is not a loopback address, the only ones allowed here (WEBHOOK_ALLOW_LOOPBACK=only)`)
+    }
+    if (literal) this.checkAddress(host, host)
+    if (url.protocol === 'http:' && !(this.allowLoopback && (literal ? isLoopback(host) : isLocalhostName(host)))) {
       throw new RefusedUrlError('it must be an https:// URL')
     }
     return url
   }
 
   // The addresses a connection to the URL may go to, each checked; for a name, resolved now.
+  // Used by connections only: a registration resolves nothing.
   async addressesOf (url: URL): Promise<readonly ResolvedAddress[]> {
     const host = hostOf(url)
     const family = isIP(host)

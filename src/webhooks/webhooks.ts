@@ -15,7 +15,7 @@ import { WebhookOutbox } from './webhook-outbox.js'
 import { newSigningSecret } from './webhook-request.js'
 
 export type WebhookSettings = Pick<Config,
-  'WEBHOOK_RETRY_SCHEDULE' | 'WEBHOOK_ALLOW_LOOPBACK' | 'WEBHOOK_TIMEOUT' | 'WEBHOOK_DISABLE_AFTER'>
+  'WEBHOOK_RETRY_SCHEDULE' | 'WEBHOOK_ALLOW_LOOPBACK' | 'WEBHOOK_TIMEOUT' | 'WEBHOOK_DISABLE_AFTER' | 'WEBHOOK_DELIVERIES'>
 
 export interface WebhooksOptions {
   readonly document: OpenApiDocument
@@ -39,6 +39,7 @@ const previousSecretLifetimeMs = 24 * 60 * 60 * 1000
 // what the endpoints' operations change, and the delivery that runs while the app does.
 export class Webhooks {
   readonly eventNames: readonly string[]
+  private readonly delivers: boolean
   private readonly policy: EndpointUrlPolicy
   private readonly outbox: WebhookOutbox
   private readonly dispatcher: WebhookDispatcher
@@ -46,6 +47,7 @@ export class Webhooks {
   constructor ({ document, store, settings, observability, logger, resolveHost, requestLoad, cpuTime }: WebhooksOptions) {
     const definitions = webhookDefinitions(document)
     this.eventNames = definitions.map(({ name }) => name)
+    this.delivers = settings.WEBHOOK_DELIVERIES === 'on'
     const schedule = new RetrySchedule(settings.WEBHOOK_RETRY_SCHEDULE)
     this.policy = new EndpointUrlPolicy(settings.WEBHOOK_ALLOW_LOOPBACK, resolveHost)
     const pacer = new DeliveryPacer(requestLoad, cpuTime)
@@ -80,12 +82,14 @@ export class Webhooks {
 
   private readonly store: PlantStore
 
+  // With WEBHOOK_DELIVERIES=off this instance sends nothing: what its writes owe stays in the
+  // outbox for an instance that delivers.
   start (): void {
-    this.dispatcher.start()
+    if (this.delivers) this.dispatcher.start()
   }
 
   async stop (): Promise<void> {
-    await this.dispatcher.stop()
+    if (this.delivers) await this.dispatcher.stop()
   }
 
   // Registers the endpoint, in effect on this instance for every change committed after it
@@ -94,7 +98,7 @@ export class Webhooks {
     const unknown = (events ?? []).filter((event) => !this.eventNames.includes(event))
     if (unknown.length > 0) throw new UnknownWebhookEventError(unknown, this.eventNames)
     try {
-      await this.policy.check(url)
+      this.policy.check(url)
     } catch (error) {
       if (error instanceof RefusedUrlError) throw new WebhookUrlRefusedError(error.message)
       throw error

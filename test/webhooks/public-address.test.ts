@@ -47,8 +47,8 @@ test('with loopback allowed, an address that embeds a loopback one elsewhere is 
     const policy = new EndpointUrlPolicy(mode, noResolving)
     for (const url of ['http://[64:ff9b::7f00:1]:9/', 'http://[2002:7f00:1::]:9/', 'https://[64:ff9b::127.0.0.1]/', 'http://[::7f00:1]:9/']) {
       const reason = mode === 'only' ? /is not a loopback address, the only ones allowed here/ : /is not a public address/
-      await t.rejects(policy.check(url), { message: reason }, `${url} is refused (WEBHOOK_ALLOW_LOOPBACK=${mode})`)
+      t.throws(() => policy.check(url), { message: reason }, `${url} is refused (WEBHOOK_ALLOW_LOOPBACK=${mode})`)
     }
-    for (const url of ['http://127.0.0.1:9/', 'http://[::1]:9/']) t.ok(await policy.check(url), `${url} is allowed (WEBHOOK_ALLOW_LOOPBACK=${mode})`)
+    for (const url of ['http://127.0.0.1:9/', 'http://[::1]:9/']) t.ok(policy.check(url), `${url} is allowed (WEBHOOK_ALLOW_LOOPBACK=${mode})`)
   }
 })

@@ -88,8 +88,11 @@ def webhook(api_client):
     server = http.server.HTTPServer(("127.0.0.1", 0), Receiver)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     webhooks = plant_store.WebhooksApi(api_client)
+    # The spec's pattern for url refuses a loopback URL, which only a service started with
+    # WEBHOOK_ALLOW_LOOPBACK (as this one is) registers: the model is built without the client's
+    # own check of the pattern.
     registered = webhooks.create_webhook_endpoint_with_http_info(
-        plant_store.NewWebhookEndpoint(url=f"http://127.0.0.1:{server.server_port}/hook", events=["newPlant"]))
+        plant_store.NewWebhookEndpoint.model_construct(url=f"http://127.0.0.1:{server.server_port}/hook", events=["newPlant"]))
     plant_store.PlantsApi(api_client).create_plant(plant_store.NewPlant(id=20, name="Webhook fern"))
     arrived.wait(15)
     headers, body = received[0]
