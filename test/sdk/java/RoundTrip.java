@@ -84,7 +84,7 @@ public class RoundTrip {
     server.start();
     WebhooksApi webhooks = new WebhooksApi(authorised);
     ApiResponse<CreatedWebhookEndpoint> registered = webhooks.createWebhookEndpointWithHttpInfo(new NewWebhookEndpoint()
-        .url(URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/hook")).events(Set.of("newPlant")));
+        .url(URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/hook")).events(Set.of(NewWebhookEndpoint.EventsEnum.NEW_PLANT)));
     new PlantsApi(authorised).createPlant(new NewPlant().id(20L).name("Webhook fern"));
     Map.Entry<Map<String, List<String>>, String> received = delivery.get(15, TimeUnit.SECONDS);
     // Throws unless the signature is the endpoint secret's.
