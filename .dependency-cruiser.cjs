@@ -6,6 +6,7 @@ const layers = [
   ['the app (wiring: Fastify, its plugins, the request path)', '^src/(app|fastify-options|request-path)[.]ts$|^src/plugins/'],
   ['the handlers', '^src/handlers/'],
   ['what the request path is made of', '^src/(auth|rate-limit|observability|http|api-reference|webhooks)/'],
+  ['where a webhook may be sent (the endpoint URL policy, which requests and deliveries both apply)', '^src/endpoint-urls/'],
   ['the spec', '^src/openapi/'],
   ['the store', '^src/store/'],
   ['the base (settings, error codes, exact int64, JSON)', '^src/(config|errors|int64|json)/'],

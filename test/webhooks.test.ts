@@ -229,7 +229,7 @@ t.test('WEBHOOK_ALLOW_LOOPBACK=only allows loopback address literals and resolve
 })
 
 t.test('a connection goes to the address just checked: a name that now resolves to a private address is refused', async (t) => {
-  const { EndpointUrlPolicy } = await import('../src/webhooks/endpoint-url-policy.js')
+  const { EndpointUrlPolicy } = await import('../src/endpoint-urls/endpoint-url-policy.js')
   let answer = '93.184.216.34'
   const policy = new EndpointUrlPolicy('false', async () => [{ address: answer, family: 4 }])
   t.equal(policy.check('https://rebinding.example/hook').hostname, 'rebinding.example', 'registered without resolving it')
@@ -246,7 +246,7 @@ t.test('a connection goes to the address just checked: a name that now resolves 
 })
 
 t.test('a URL whose host a WHATWG parser finds where a URI has none is refused', async (t) => {
-  const { EndpointUrlPolicy } = await import('../src/webhooks/endpoint-url-policy.js')
+  const { EndpointUrlPolicy } = await import('../src/endpoint-urls/endpoint-url-policy.js')
   const policy = new EndpointUrlPolicy('false', async () => [{ address: '8.8.8.8', family: 4 }])
   for (const url of ['https:8.8.8.8/h', 'https:/8.8.8.8/h', 'https:///8.8.8.8/h', 'https://\\8.8.8.8/h', 'https:\\\\8.8.8.8/h', ' https://8.8.8.8/h']) {
     t.throws(() => policy.check(url), { message: /https:\/\// }, JSON.stringify(url))

@@ -106,7 +106,7 @@ export class MalformedRequestError extends ApiError<400> {
 }
 
 // No route, or no resource (a plant, a file) where the route is.
-// A webhook endpoint's URL the service will not send to (src/webhooks/endpoint-url-policy.ts).
+// A webhook endpoint's URL the service will not send to (src/endpoint-urls/endpoint-url-policy.ts).
 export class WebhookUrlRefusedError extends ApiError<400> {
   constructor (reason: string) {
     super(ErrorCode.webhookUrlRefused, `body.url is refused: ${reason}`)

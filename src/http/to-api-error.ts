@@ -6,7 +6,7 @@ import {
 import { exactInt64Keyword } from '../int64/exact-int64-keyword.js'
 import { storableTextKeyword } from '../openapi/storable-text.js'
 import { StoreUnavailableError } from '../store/store-errors.js'
-import { endpointBodyRefusal } from '../webhooks/endpoint-body-refusal.js'
+import { endpointBodyRefusal } from '../endpoint-urls/endpoint-body-refusal.js'
 
 export interface SchemaProblem {
   keyword: string

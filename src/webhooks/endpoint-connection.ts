@@ -3,7 +3,7 @@ import { isIP } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import { type Dispatcher, errors, Pool } from 'undici'
 import { longestRetryWaitSeconds } from '../config/settings.js'
-import { type EndpointUrlPolicy, hostOf, RefusedUrlError } from './endpoint-url-policy.js'
+import { type EndpointUrlPolicy, hostOf, RefusedUrlError } from '../endpoint-urls/endpoint-url-policy.js'
 
 // What one attempt came to: delivered (a 2xx); gone, the endpoint saying it is gone for good
 // (410); or failed, for any other reason, and then when the endpoint asked to be tried again

@@ -6,7 +6,7 @@ import { beforeEveryMessage, type DueWebhookMessage, type LeasedWebhookEndpoint,
 import { DeliveredMessages } from './delivered-messages.js'
 import { attemptEndsWithinMs, type AttemptOutcome, EndpointConnection } from './endpoint-connection.js'
 import { EndpointHealth } from './endpoint-health.js'
-import type { EndpointUrlPolicy } from './endpoint-url-policy.js'
+import type { EndpointUrlPolicy } from '../endpoint-urls/endpoint-url-policy.js'
 import type { RetrySchedule } from './retry-schedule.js'
 import { EndpointSigners } from './webhook-request.js'
 

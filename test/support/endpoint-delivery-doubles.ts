@@ -1,7 +1,7 @@
 import type { DueWebhookMessage, LeasedWebhookEndpoint, MessagePosition, WebhookStore } from '../../src/store/webhook-store.js'
 import { DeliveryPacer } from '../../src/webhooks/delivery-pacer.js'
 import type { DeliveryServices } from '../../src/webhooks/endpoint-delivery.js'
-import { EndpointUrlPolicy } from '../../src/webhooks/endpoint-url-policy.js'
+import { EndpointUrlPolicy } from '../../src/endpoint-urls/endpoint-url-policy.js'
 import { RetrySchedule } from '../../src/webhooks/retry-schedule.js'
 import { newSigningSecret } from '../../src/webhooks/webhook-request.js'
 import type { WebhookReceiver } from './webhook-receiver.js'

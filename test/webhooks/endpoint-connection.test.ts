@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { test, type Test } from 'tap'
 import { EndpointConnection } from '../../src/webhooks/endpoint-connection.js'
-import { EndpointUrlPolicy } from '../../src/webhooks/endpoint-url-policy.js'
+import { EndpointUrlPolicy } from '../../src/endpoint-urls/endpoint-url-policy.js'
 import { startWebhookReceiver } from '../support/webhook-receiver.js'
 
 const timeoutMs = 1000

@@ -1,6 +1,6 @@
 import { test } from 'tap'
-import { EndpointUrlPolicy, type LoopbackPolicy } from '../../src/webhooks/endpoint-url-policy.js'
-import { isLoopback, nonPublicKind } from '../../src/webhooks/public-address.js'
+import { EndpointUrlPolicy, type LoopbackPolicy } from '../../src/endpoint-urls/endpoint-url-policy.js'
+import { isLoopback, nonPublicKind } from '../../src/endpoint-urls/public-address.js'
 
 // Address classification alone: nothing here is resolved or connected to.
 

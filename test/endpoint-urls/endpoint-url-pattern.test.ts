@@ -1,6 +1,6 @@
 import t from 'tap'
 import { loadOpenApiDocument } from '../../src/openapi/openapi-document.js'
-import { EndpointUrlPolicy } from '../../src/webhooks/endpoint-url-policy.js'
+import { EndpointUrlPolicy } from '../../src/endpoint-urls/endpoint-url-policy.js'
 
 // openapi.yaml's pattern for a webhook endpoint's url states what the service refuses at
 // registration, so that every URL the schema allows is registered (a fuzzer's "schema-valid means
