@@ -528,10 +528,13 @@ export interface components {
             /**
              * Format: uri
              * @description Where to send the events: an `https://` URL, without credentials or a fragment, whose
-             *     host is a name (letters, digits, `-` and `_`; its last label begins with a letter) or a
-             *     public address: an IPv4 address in dotted decimal or an IPv6 address in brackets, in
-             *     neither a loopback, private, link-local, shared, multicast, documentation or other
-             *     special range. Its port, if any, is 1 to 65535. A name is not resolved when the endpoint
+             *     host is a name (letters, digits, `-` and `_`, no label beginning or ending with `-`,
+             *     the last one beginning with a letter; an internationalised name's `xn--` form is not
+             *     taken) or a public address: an IPv4 address in dotted decimal, or an IPv6 address in
+             *     brackets within global unicast, in neither a loopback, private, link-local, shared,
+             *     multicast, documentation, 6to4 or other special range. Its port, if any, is 1 to 65535
+             *     without leading zeros; its path and query are in URI characters (RFC 3986, `%`
+             *     followed by two hex digits). A name is not resolved when the endpoint
              *     is registered, so registering does not depend on DNS: each delivery resolves it, and
              *     sends only to public addresses. A delivery refused because the name resolved to
              *     another kind of address fails like any other, and `lastFailure` says why.

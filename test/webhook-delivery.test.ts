@@ -250,3 +250,27 @@ t.test('a webhook added to openapi.yaml is sent with no code: its schema, x-sent
   ;(broken.webhooks.plantStored as { post: Record<string, unknown> }).post['x-sent-when'] = 'plant-watered'
   await t.rejects(buildTestApp(t, {}, { openApi: { document: broken, yamlText: '' } }), { message: `openapi.yaml: webhook plantStored's x-sent-when must be one of ${plantChanges.join(', ')}` })
 })
+
+t.test('WEBHOOK_DELIVERIES=off: the instance records what its writes owe and sends nothing; an instance that delivers sends it', async (t) => {
+  const database = `sqlite:${join(testFolder(t), 'plants.db')}`
+  const receiver = await startWebhookReceiver(t)
+  const quiet = await buildTestApp(t, { ...webhookTestSettings, DATABASE_URL: database, WEBHOOK_DELIVERIES: 'off' })
+  await registerEndpoint(t, quiet, receiver.url)
+  t.equal((await quiet.createPlant({ id: 1, name: 'Fern' })).statusCode, 200)
+  await sleep(1500)
+  t.same(receiver.received, [], 'nothing was sent')
+  t.match(await endpointStates(quiet), [{ state: 'enabled', pendingMessages: 1 }], 'the message is owed')
+
+  const delivering = await buildTestApp(t, { ...webhookTestSettings, DATABASE_URL: database })
+  // Ready (its first request makes it so), and so delivering.
+  t.equal((await delivering.send({ method: 'GET', url: '/healthz' })).statusCode, 200)
+  const [delivery] = await receiver.waitFor(1)
+  t.same(JSON.parse(delivery!.body).data, { id: 1, name: 'Fern' }, 'an instance with WEBHOOK_DELIVERIES=on sends it')
+  // A registration on the delivering instance is news to the quiet one only through the store:
+  // its writes still owe the new endpoint its messages.
+  const second = await startWebhookReceiver(t)
+  await registerEndpoint(t, delivering, second.url)
+  t.equal((await quiet.createPlant({ id: 2, name: 'Ivy' })).statusCode, 200)
+  const [toSecond] = await second.waitFor(1)
+  t.same(JSON.parse(toSecond!.body).data, { id: 2, name: 'Ivy' }, 'the quiet instance\'s write owed the other instance\'s endpoint its message')
+})

@@ -153,7 +153,7 @@ export const ConfigSchema = Type.Object({
   }),
   WEBHOOK_ALLOW_LOOPBACK: Type.Union([Type.Literal('false'), Type.Literal('true'), Type.Literal('only')], {
     default: 'false',
-    description: 'false; true to allow webhook endpoints on the loopback address too (http://127.0.0.1:<port>, http://[::1]:<port>) for development; or only, to allow nothing else and resolve no host name (tests and fuzzing that must never reach beyond this machine)',
+    description: 'false; true to allow webhook endpoints on the loopback address and localhost too (http://127.0.0.1:<port>, http://[::1]:<port>, http://localhost:<port>) for development; or only, to allow loopback address literals and nothing else and resolve no host name (tests that must never reach beyond this machine)',
   }),
   WEBHOOK_DELIVERIES: Type.Union([Type.Literal('on'), Type.Literal('off')], {
     default: 'on',

@@ -36,8 +36,9 @@ function urlRefusalReason (url: string): string {
     throw error
   }
   // The pattern is narrower than the policy in a few forms a webhook URL has no need of (a label
-  // that begins or ends with `-`, an IPv4 address with a trailing dot, 6to4 IPv6): it says so.
-  return 'it must be https:// and a host name (letters, digits, - and _), a public IPv4 address or a public IPv6 address in brackets, with no credentials or fragment'
+  // that begins or ends with `-` or is `xn--`, an IPv4 address with a trailing dot or leading
+  // zeros, 6to4 IPv6, a port with leading zeros, what a URI cannot hold): it says which it takes.
+  return 'it must be https:// and a host name (letters, digits, - and _, no xn-- label), a public IPv4 address in dotted decimal or a public IPv6 address in brackets (not 6to4), with a port from 1 to 65535 without leading zeros, URI characters only, and no credentials or fragment'
 }
 
 // The document the requests are validated against where WEBHOOK_ALLOW_LOOPBACK allows loopback

@@ -105,7 +105,6 @@ export class MalformedRequestError extends ApiError<400> {
   }
 }
 
-// No route, or no resource (a plant, a file) where the route is.
 // A webhook endpoint's URL the service will not send to (src/endpoint-urls/endpoint-url-policy.ts).
 export class WebhookUrlRefusedError extends ApiError<400> {
   constructor (reason: string) {
@@ -120,6 +119,7 @@ export class UnknownWebhookEventError extends ApiError<400> {
   }
 }
 
+// No route, or no resource (a plant, a file) where the route is.
 export class NotFoundError extends ApiError<404> {
   constructor (message: string) {
     super(ErrorCode.notFound, message)

@@ -32,7 +32,9 @@ export class WebhookDispatcher {
   private timer: NodeJS.Timeout | undefined
   private round: Promise<void> | undefined
   private again = false
-  private stopped = false
+  // Until start(), no round runs: an instance that does not deliver (WEBHOOK_DELIVERIES=off) never
+  // starts, and a change nudging it must not send anything.
+  private stopped = true
   private nextLeaseAt = 0
   private nextSubscriptionsAt = 0
   private nextSweepAt = 0

@@ -135,6 +135,10 @@ export class Webhooks {
   // The outbox learns the endpoints at once, so that the next change committed here is sent to
   // a new endpoint, and the dispatcher renews its leases (a new secret signs from now on).
   private async changed (): Promise<void> {
+    // An instance that does not deliver keeps the outbox's default, every webhook wanted (the
+    // store writes a message only where an endpoint subscribes): only the dispatcher's rounds
+    // would widen a narrowed set again once another instance registers an endpoint.
+    if (!this.delivers) return
     this.outbox.update(await this.store.webhooks.subscriptions())
     this.dispatcher.refresh()
   }
