@@ -28,14 +28,15 @@ const refusedByBoth = [
   'https://a:0/', 'https://127.0.0.1/', 'https://10.0.0.7/hook', 'https://172.16.0.1/', 'https://192.168.0.1/', 'https://169.254.169.254/latest',
   'https://100.64.0.1/', 'https://224.0.0.1/', 'https://0.0.0.0/', 'https://255.255.255.255/', 'https://198.18.0.1/', 'https://192.0.2.1/',
   'https://203.0.113.9/', 'https://[::1]/', 'https://[fe80::1]/', 'https://[fd00::1]/', 'https://[::ffff:10.0.0.1]/', 'https://[64:ff9b::a00:1]/',
-  'https://xn--a/', 'https://[2001:db8::1]/', 'https://[2001::1]/', 'https://[2001:1ff::1]/', 'https://[3fff::1]/', 'https://[3fff:fff::1]/',
+  'https://[2001:db8::1]/', 'https://[2001::1]/', 'https://[2001:1ff::1]/', 'https://[3fff::1]/', 'https://[3fff:fff::1]/',
   'https://2130706433/', 'https://0x7f.1/', 'https://127.1/', 'https:8.8.8.8/h', 'https:///8.8.8.8/h', 'https://a:65536/',
 ]
 // Forms no receiver needs, which the pattern leaves out though the policy alone would take them
 // (010.0.0.1 is 8.0.0.1 to a WHATWG parser: an address other than it looks; an `xn--` label a
-// WHATWG parser may refuse as bad punycode; what a URI cannot hold).
+// WHATWG parser may refuse as bad punycode, Node 20's does and Node 24's does not; what a URI
+// cannot hold).
 const refusedByThePatternOnly = [
-  'https://010.0.0.1/', 'https://-edge-.example/', 'https://8.8.8.8./', 'https://[2002:808:808::1]/', 'https://a:080/', 'https://xn--bcher-kva.example/',
+  'https://010.0.0.1/', 'https://-edge-.example/', 'https://8.8.8.8./', 'https://[2002:808:808::1]/', 'https://a:080/', 'https://xn--bcher-kva.example/', 'https://xn--a/',
   'https://a/b c', 'https://a/%zz', 'https://a/<>', 'https://a.example\n',
 ]
 
