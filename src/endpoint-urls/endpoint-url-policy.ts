@@ -82,9 +82,7 @@ export class EndpointUrlPolicy {
     if (url.port === '0') throw new RefusedUrlError('port 0 cannot be connected to')
     const host = hostOf(url)
     const literal = isIP(host) !== 0
-    if (this.loopbackOnly && !(literal && isLoopback(host))) {
-      throw new RefusedUrlError(`its host ${host} is not a loopback address, the only ones allowed here (WEBHOOK_ALLOW_LOOPBACK=only)`)
-    }
+    this.checkLoopbackOnly(host, literal)
     if (literal) this.checkAddress(host, host)
     if (url.protocol === 'http:' && !(this.allowLoopback && (literal ? isLoopback(host) : isLocalhostName(host)))) {
       throw new RefusedUrlError('it must be an https:// URL')
@@ -97,9 +95,7 @@ export class EndpointUrlPolicy {
   async addressesOf (url: URL): Promise<readonly ResolvedAddress[]> {
     const host = hostOf(url)
     const family = isIP(host)
-    if (this.loopbackOnly && !(family !== 0 && isLoopback(host))) {
-      throw new RefusedUrlError(`its host ${host} is not a loopback address, the only ones allowed here (WEBHOOK_ALLOW_LOOPBACK=only)`)
-    }
+    this.checkLoopbackOnly(host, family !== 0)
     const addresses = family !== 0 ? [{ address: host, family }] : await this.resolved(host)
     for (const { address } of addresses) this.checkAddress(host, address)
     return addresses
@@ -124,6 +120,14 @@ export class EndpointUrlPolicy {
     }
     if (addresses.length === 0) throw new RefusedUrlError(`its host ${host} cannot be resolved`)
     return addresses
+  }
+
+  // With WEBHOOK_ALLOW_LOOPBACK=only, a registration and a connection alike refuse every host but
+  // a loopback address literal, before any name is resolved.
+  private checkLoopbackOnly (host: string, literal: boolean): void {
+    if (this.loopbackOnly && !(literal && isLoopback(host))) {
+      throw new RefusedUrlError(`its host ${host} is not a loopback address, the only ones allowed here (WEBHOOK_ALLOW_LOOPBACK=only)`)
+    }
   }
 
   private checkAddress (host: string, address: string): void {
