@@ -31,9 +31,12 @@ const nodeNames = ['node1', 'node2', 'node3']
 const patroniRequirements = ['patroni[etcd3]==4.1.5', 'psycopg2-binary==2.9.13']
 const isRoot = process.getuid?.() === 0
 
-// The tight settings that bring a dead primary's replacement within about 12 s; Patroni's own
-// defaults (--patroni-defaults) are ttl 30, loop_wait 10, retry_timeout 10.
-const tightTiming = { ttl: 10, loop_wait: 2, retry_timeout: 4 }
+// The tightest Patroni takes: it raises any ttl below 20 to 20 (a warning in its log, nothing
+// else), and the leader key outlives a dead primary by ttl less the time since its last refresh
+// (every loop_wait), so a dead node is replaced 18 to 20 s after it died. retry_timeout 4 demotes
+// a primary cut off from etcd 4 to 6 s after the cut. Patroni's own defaults (--patroni-defaults)
+// are ttl 30, loop_wait 10, retry_timeout 10.
+const tightTiming = { ttl: 20, loop_wait: 2, retry_timeout: 4 }
 const patroniDefaultTiming = { ttl: 30, loop_wait: 10, retry_timeout: 10 }
 // /primary answers 200 only on the node holding the leader lock, so one passing check is proof
 // enough (rise 1); a failing one may be a slow answer on a busy machine, so two are needed (fall
@@ -341,6 +344,9 @@ async function start ({ dir, basePort, patroniDefaults, haproxyCheck, keep }) {
     const created = psql(`create database ${database}`)
     if (created.status !== 0) throw new Error(`create database ${database}: ${created.stderr}`)
   }
+  // What Patroni runs, which is not always what it was given (see tightTiming).
+  const effective = JSON.parse((await httpGet(`${state.nodes.node1.restUrl}/config`)).body)
+  state.timing = { ttl: effective.ttl, loop_wait: effective.loop_wait, retry_timeout: effective.retry_timeout }
   saveState()
   ready = true
 
@@ -349,7 +355,7 @@ async function start ({ dir, basePort, patroniDefaults, haproxyCheck, keep }) {
     say(`${m.name}       postgres ${host}:${node.postgres}  Patroni REST ${node.restUrl}  ${m.role.padEnd(12)} ${m.state.padEnd(9)} patroni pid ${node.patroniPid}`)
   }
   say(`HAProxy     ${host}:${ports.haproxy} (to the primary, by GET /primary; stats ${state.haproxy.stats})  pid ${haproxy.pid}`)
-  say(`Patroni     ttl ${timing.ttl}, loop_wait ${timing.loop_wait}, retry_timeout ${timing.retry_timeout}, synchronous_mode on; HAProxy checks: ${haproxyCheck}`)
+  say(`Patroni     ttl ${state.timing.ttl}, loop_wait ${state.timing.loop_wait}, retry_timeout ${state.timing.retry_timeout}, synchronous_mode on; HAProxy checks: ${haproxyCheck}`)
   say(`state       ${join(dir, 'state.json')}`)
   say(`members     ${state.patronictl.join(' ')} list`)
   say(`ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s; Ctrl-C (or: node scripts/ha-cluster.mjs stop --dir ${dir}) stops it`)

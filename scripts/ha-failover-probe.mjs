@@ -80,17 +80,26 @@ const mark = (what) => { if (seen[what] === undefined) seen[what] = Date.now() -
 
 // Watch Patroni and HAProxy every 100 ms until the first write after the outage.
 let newPrimary
+const notPrimary = new Set()
 for (;;) {
   const since = Date.now() - fault.at
   if (since > 90_000) break
   if (newPrimary === undefined || seen.haproxyUp === undefined) {
-    const primary = await currentPrimary(state)
-    if (primary !== undefined && (primary !== oldPrimary || writes.some((w) => w.at >= fault.at && !w.ok))) {
-      newPrimary ??= primary
-      mark('primaryUp')
+    // The old primary may answer 200 a moment after its PostgreSQL died: it counts again only
+    // once it has answered otherwise.
+    const answers = await Promise.all(Object.entries(state.nodes).map(async ([name, node]) => {
+      const response = await fetch(`${node.restUrl}/primary`, { signal: AbortSignal.timeout(500) }).catch(() => undefined)
+      return [name, response?.status ?? 0]
+    }))
+    for (const [name, status] of answers) {
+      if (status !== 200) notPrimary.add(name)
+      else if (newPrimary === undefined && (name !== oldPrimary || notPrimary.has(name))) {
+        newPrimary = name
+        mark('primaryUp')
+      }
     }
     const servers = await haproxyServers()
-    if (servers[oldPrimary]?.startsWith('DOWN')) mark('haproxyOldDown')
+    if (servers[oldPrimary]?.startsWith('DOWN') || servers[oldPrimary]?.startsWith('MAINT')) mark('haproxyOldDown')
     if (newPrimary !== undefined && servers[newPrimary] === 'UP') mark('haproxyUp')
   }
   const after = writes.filter((w) => w.at >= fault.at)
