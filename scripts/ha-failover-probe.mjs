@@ -2,8 +2,8 @@
 // row through HAProxy every 50 ms (1 s to connect, 1 s per statement, a new connection after any
 // error), the fault is injected after a few seconds of steady writes, and the probe reports when
 // each step of the recovery was first seen, in ms after the fault:
-//   primaryUp   a node other than the old primary (or the old one, restarted) answers Patroni's
-//               GET /primary with 200: the election and promotion are done
+//   primaryUp   a node other than the old primary answers Patroni's GET /primary with 200: the
+//               election and promotion are done (a primary restarted in place answers 200 all along)
 //   haproxyUp   HAProxy's stats show that node UP: the health checks have seen it
 //   write       the first write that succeeded after the outage (or on the new primary)
 // and the outage as the client saw it (the last write that succeeded before it to the first after).
@@ -105,7 +105,9 @@ for (;;) {
   const after = writes.filter((w) => w.at >= fault.at)
   const failed = after.some((w) => !w.ok)
   const recovered = after.find((w, i) => w.ok && (after.slice(0, i).some((e) => !e.ok) || w.port !== primaryPort(oldPrimary)))
-  if (recovered !== undefined && seen.haproxyUp !== undefined) {
+  // Patroni's /primary answers 200 on a primary whose PostgreSQL is down and being restarted in
+  // place (it goes by the role it holds), so such a return is seen only as the first write.
+  if (recovered !== undefined && (seen.haproxyUp !== undefined || recovered.port === primaryPort(oldPrimary))) {
     seen.write = recovered.at - fault.at
     if (failed) seen.firstFailure = after.find((w) => !w.ok).at - fault.at
     const lastBefore = writes.filter((w) => w.ok && w.at < recovered.at && w.port === primaryPort(oldPrimary)).at(-1)
