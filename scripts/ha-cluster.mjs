@@ -339,7 +339,14 @@ async function start ({ dir, basePort, patroniDefaults, haproxyCheck, keep }) {
   const psql = (sql, db = 'postgres') => spawnSync(join(bin, 'psql'), ['-XAtq', '-h', host, '-p', String(ports.haproxy), '-U', 'postgres', '-d', db, '-c', sql], {
     encoding: 'utf8', env: { ...process.env, PGPASSWORD: password, PGCONNECT_TIMEOUT: '2' },
   })
-  await waitFor('HAProxy routing to the primary', 20_000, async () => psql('select pg_is_in_recovery()').stdout.trim() === 'f')
+  // HAProxy takes every server for UP when it starts, until its checks say otherwise: until then
+  // it also sends clients to the standbys.
+  const leader = members.find((m) => m.role === 'leader').name
+  await waitFor('HAProxy routing to the primary only', 20_000, async () => {
+    const servers = await haproxyServers(state)
+    return nodeNames.every((name) => servers[name] === (name === leader ? 'UP' : 'DOWN'))
+  })
+  await waitFor('a write through HAProxy', 20_000, async () => psql('select pg_is_in_recovery()').stdout.trim() === 'f')
   if (psql(`select 1 from pg_database where datname = '${database}'`).stdout.trim() !== '1') {
     const created = psql(`create database ${database}`)
     if (created.status !== 0) throw new Error(`create database ${database}: ${created.stderr}`)
@@ -603,6 +610,20 @@ export async function currentPrimary (state) {
     if ((await httpGet(`${node.restUrl}/primary`).catch(() => undefined))?.status === 200) return name
   }
   return undefined
+}
+
+// Each server's status in HAProxy's stats: UP, DOWN, or on the way (UP 1/2, DOWN 1/2...).
+export async function haproxyServers (state) {
+  try {
+    const csv = (await httpGet(`${state.haproxy.stats};csv`)).body
+    const [header, ...rows] = csv.split('\n')
+    const status = header.replace(/^# /, '').split(',').indexOf('status')
+    return Object.fromEntries(rows.map((row) => row.split(','))
+      .filter((cells) => cells[0] === 'primary' && state.nodes[cells[1]] !== undefined)
+      .map((cells) => [cells[1], cells[status]]))
+  } catch {
+    return {}
+  }
 }
 
 export function postmasterPid (dataDir) {

@@ -15,7 +15,7 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { clusterMembers, currentPrimary, injectFault } from './ha-cluster.mjs'
+import { clusterMembers, currentPrimary, haproxyServers, injectFault } from './ha-cluster.mjs'
 
 const { Client } = createRequire(import.meta.url)('pg')
 
@@ -98,7 +98,7 @@ for (;;) {
         mark('primaryUp')
       }
     }
-    const servers = await haproxyServers()
+    const servers = await haproxyServers(state)
     if (servers[oldPrimary]?.startsWith('DOWN') || servers[oldPrimary]?.startsWith('MAINT')) mark('haproxyOldDown')
     if (newPrimary !== undefined && servers[newPrimary] === 'UP') mark('haproxyUp')
   }
@@ -139,16 +139,4 @@ for (;;) {
     process.exit(1)
   }
   await sleep(500)
-}
-
-async function haproxyServers () {
-  try {
-    const csv = await (await fetch(`${state.haproxy.stats};csv`, { signal: AbortSignal.timeout(1000) })).text()
-    const [header, ...rows] = csv.split('\n')
-    const columns = header.replace(/^# /, '').split(',')
-    const status = columns.indexOf('status')
-    return Object.fromEntries(rows.map((row) => row.split(',')).filter((cells) => cells[0] === 'primary' && state.nodes[cells[1]] !== undefined).map((cells) => [cells[1], cells[status]]))
-  } catch {
-    return {}
-  }
 }
