@@ -261,112 +261,111 @@ async function start ({ dir, basePort, patroniDefaults, haproxyCheck, keep }) {
   }
 
   async function startParts () {
-
-  const launch = (name, file, args, options = {}) => {
-    const logFile = options.log
-    const fd = openSync(logFile, 'a')
-    const child = spawn(file, args, { stdio: ['ignore', fd, fd], detached: true, ...options.spawn })
-    closeSync(fd)
-    children.push(child)
-    child.on('exit', (code, signal) => {
-      if (!stopping) say(`${name} exited (${signal ?? `code ${code}`}); its log: ${logFile}`)
-      if (!stopping && !ready) {
-        process.stderr.write(tail(logFile))
-        void shutdown(1)
-      }
-    })
-    return child
-  }
-
-  // etcd, one member.
-  const etcd = launch('etcd', 'etcd', [
-    '--name', 'etcd1', '--data-dir', state.etcd.dataDir,
-    '--listen-client-urls', `http://${host}:${ports.etcdClient}`, '--advertise-client-urls', `http://${host}:${ports.etcdClient}`,
-    '--listen-peer-urls', `http://${host}:${ports.etcdPeer}`, '--initial-advertise-peer-urls', `http://${host}:${ports.etcdPeer}`,
-    '--initial-cluster', `etcd1=http://${host}:${ports.etcdPeer}`, '--initial-cluster-state', 'new',
-    '--initial-cluster-token', `plant-store-${basePort}`,
-  ], { log: state.etcd.log })
-  state.etcd.pid = etcd.pid
-  await waitFor('etcd', 20_000, async () => (await httpGet(`http://${host}:${ports.etcdClient}/health`)).status === 200)
-  say(`etcd        http://${host}:${ports.etcdClient}  pid ${etcd.pid}`)
-
-  for (const name of nodeNames) proxies[name] = await etcdProxy(ports.nodes[name].etcdProxy, ports.etcdClient)
-  control = await controlServer(ports.control, {
-    cut: (name) => { proxies[name].cut(); state.nodes[name].etcdCut = true; saveState() },
-    heal: (name) => { proxies[name].heal(); state.nodes[name].etcdCut = false; saveState() },
-    revive: (name) => { startPatroni(name); saveState() },
-  })
-
-  // Patroni, three nodes.
-  writeFileSync(join(dir, 'patronictl.yml'), patronictlConfig(ports), { mode: 0o600 })
-  const startPatroni = (name) => {
-    const node = state.nodes[name]
-    if (alive(node.patroniPid)) throw new Error(`${name}'s Patroni still runs (pid ${node.patroniPid})`)
-    const child = launch(`${name}'s Patroni`, join(venv, 'bin', 'patroni'), [node.config], {
-      log: node.log,
-      spawn: account === undefined ? { cwd: join(dir, name) } : { cwd: join(dir, name), uid: account.uid, gid: account.gid, env: account.env },
-    })
-    node.patroniPid = child.pid
-    return child
-  }
-  for (const name of nodeNames) {
-    const folder = join(dir, name)
-    mkdirSync(folder, { mode: 0o700 })
-    writeFileSync(state.nodes[name].config, patroniConfig({ name, folder, ports, bin, timing, password, replicationPassword }), { mode: 0o600 })
-    if (account !== undefined) {
-      chownSync(folder, account.uid, account.gid)
-      chownSync(state.nodes[name].config, account.uid, account.gid)
+    const launch = (name, file, args, options = {}) => {
+      const logFile = options.log
+      const fd = openSync(logFile, 'a')
+      const child = spawn(file, args, { stdio: ['ignore', fd, fd], detached: true, ...options.spawn })
+      closeSync(fd)
+      children.push(child)
+      child.on('exit', (code, signal) => {
+        if (!stopping) say(`${name} exited (${signal ?? `code ${code}`}); its log: ${logFile}`)
+        if (!stopping && !ready) {
+          process.stderr.write(tail(logFile))
+          void shutdown(1)
+        }
+      })
+      return child
     }
-  }
-  // The first node alone bootstraps (initdb) before the others join, so that they copy it at once
-  // rather than race for the initialize key and wait out a loop.
-  startPatroni('node1')
-  await waitFor('a primary', 40_000, async () => (await httpGet(`${state.nodes.node1.restUrl}/primary`)).status === 200)
-  startPatroni('node2')
-  startPatroni('node3')
-  const members = await waitFor('both standbys streaming and a synchronous standby', 60_000, async () => {
-    const cluster = await clusterMembers(state)
-    if (cluster === undefined) return false
-    const leader = cluster.find((m) => m.role === 'leader' && m.state === 'running')
-    const standbys = cluster.filter((m) => m.role !== 'leader' && m.state === 'streaming')
-    return leader !== undefined && standbys.length === 2 && standbys.some((m) => m.role === 'sync_standby') && cluster
-  })
 
-  // HAProxy, to the primary.
-  writeFileSync(state.haproxy.config, haproxyConfig(ports, haproxyCheck))
-  const haproxy = launch('HAProxy', 'haproxy', ['-db', '-f', state.haproxy.config], { log: state.haproxy.log })
-  state.haproxy.pid = haproxy.pid
-  const psql = (sql, db = 'postgres') => spawnSync(join(bin, 'psql'), ['-XAtq', '-h', host, '-p', String(ports.haproxy), '-U', 'postgres', '-d', db, '-c', sql], {
-    encoding: 'utf8', env: { ...process.env, PGPASSWORD: password, PGCONNECT_TIMEOUT: '2' },
-  })
-  // HAProxy takes every server for UP when it starts, until its checks say otherwise: until then
-  // it also sends clients to the standbys.
-  const leader = members.find((m) => m.role === 'leader').name
-  await waitFor('HAProxy routing to the primary only', 20_000, async () => {
-    const servers = await haproxyServers(state)
-    return nodeNames.every((name) => servers[name] === (name === leader ? 'UP' : 'DOWN'))
-  })
-  await waitFor('a write through HAProxy', 20_000, async () => psql('select pg_is_in_recovery()').stdout.trim() === 'f')
-  if (psql(`select 1 from pg_database where datname = '${database}'`).stdout.trim() !== '1') {
-    const created = psql(`create database ${database}`)
-    if (created.status !== 0) throw new Error(`create database ${database}: ${created.stderr}`)
-  }
-  // What Patroni runs, which is not always what it was given (see tightTiming).
-  const effective = JSON.parse((await httpGet(`${state.nodes.node1.restUrl}/config`)).body)
-  state.timing = { ttl: effective.ttl, loop_wait: effective.loop_wait, retry_timeout: effective.retry_timeout }
-  saveState()
-  ready = true
+    // etcd, one member.
+    const etcd = launch('etcd', 'etcd', [
+      '--name', 'etcd1', '--data-dir', state.etcd.dataDir,
+      '--listen-client-urls', `http://${host}:${ports.etcdClient}`, '--advertise-client-urls', `http://${host}:${ports.etcdClient}`,
+      '--listen-peer-urls', `http://${host}:${ports.etcdPeer}`, '--initial-advertise-peer-urls', `http://${host}:${ports.etcdPeer}`,
+      '--initial-cluster', `etcd1=http://${host}:${ports.etcdPeer}`, '--initial-cluster-state', 'new',
+      '--initial-cluster-token', `plant-store-${basePort}`,
+    ], { log: state.etcd.log })
+    state.etcd.pid = etcd.pid
+    await waitFor('etcd', 20_000, async () => (await httpGet(`http://${host}:${ports.etcdClient}/health`)).status === 200)
+    say(`etcd        http://${host}:${ports.etcdClient}  pid ${etcd.pid}`)
 
-  for (const m of members.sort((a, b) => a.name.localeCompare(b.name))) {
-    const node = state.nodes[m.name]
-    say(`${m.name}       postgres ${host}:${node.postgres}  Patroni REST ${node.restUrl}  ${m.role.padEnd(12)} ${m.state.padEnd(9)} patroni pid ${node.patroniPid}`)
-  }
-  say(`HAProxy     ${host}:${ports.haproxy} (to the primary, by GET /primary; stats ${state.haproxy.stats})  pid ${haproxy.pid}`)
-  say(`Patroni     ttl ${state.timing.ttl}, loop_wait ${state.timing.loop_wait}, retry_timeout ${state.timing.retry_timeout}, synchronous_mode on; HAProxy checks: ${haproxyCheck}`)
-  say(`state       ${join(dir, 'state.json')}`)
-  say(`members     ${state.patronictl.join(' ')} list`)
-  say(`ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s; Ctrl-C (or: node scripts/ha-cluster.mjs stop --dir ${dir}) stops it`)
-  process.stdout.write(`DATABASE_URL=${state.databaseUrl}\n`)
+    for (const name of nodeNames) proxies[name] = await etcdProxy(ports.nodes[name].etcdProxy, ports.etcdClient)
+    control = await controlServer(ports.control, {
+      cut: (name) => { proxies[name].cut(); state.nodes[name].etcdCut = true; saveState() },
+      heal: (name) => { proxies[name].heal(); state.nodes[name].etcdCut = false; saveState() },
+      revive: (name) => { startPatroni(name); saveState() },
+    })
+
+    // Patroni, three nodes.
+    writeFileSync(join(dir, 'patronictl.yml'), patronictlConfig(ports), { mode: 0o600 })
+    const startPatroni = (name) => {
+      const node = state.nodes[name]
+      if (alive(node.patroniPid)) throw new Error(`${name}'s Patroni still runs (pid ${node.patroniPid})`)
+      const child = launch(`${name}'s Patroni`, join(venv, 'bin', 'patroni'), [node.config], {
+        log: node.log,
+        spawn: account === undefined ? { cwd: join(dir, name) } : { cwd: join(dir, name), uid: account.uid, gid: account.gid, env: account.env },
+      })
+      node.patroniPid = child.pid
+      return child
+    }
+    for (const name of nodeNames) {
+      const folder = join(dir, name)
+      mkdirSync(folder, { mode: 0o700 })
+      writeFileSync(state.nodes[name].config, patroniConfig({ name, folder, ports, bin, timing, password, replicationPassword }), { mode: 0o600 })
+      if (account !== undefined) {
+        chownSync(folder, account.uid, account.gid)
+        chownSync(state.nodes[name].config, account.uid, account.gid)
+      }
+    }
+    // The first node alone bootstraps (initdb) before the others join, so that they copy it at once
+    // rather than race for the initialize key and wait out a loop.
+    startPatroni('node1')
+    await waitFor('a primary', 40_000, async () => (await httpGet(`${state.nodes.node1.restUrl}/primary`)).status === 200)
+    startPatroni('node2')
+    startPatroni('node3')
+    const members = await waitFor('both standbys streaming and a synchronous standby', 60_000, async () => {
+      const cluster = await clusterMembers(state)
+      if (cluster === undefined) return false
+      const leader = cluster.find((m) => m.role === 'leader' && m.state === 'running')
+      const standbys = cluster.filter((m) => m.role !== 'leader' && m.state === 'streaming')
+      return leader !== undefined && standbys.length === 2 && standbys.some((m) => m.role === 'sync_standby') && cluster
+    })
+
+    // HAProxy, to the primary.
+    writeFileSync(state.haproxy.config, haproxyConfig(ports, haproxyCheck))
+    const haproxy = launch('HAProxy', 'haproxy', ['-db', '-f', state.haproxy.config], { log: state.haproxy.log })
+    state.haproxy.pid = haproxy.pid
+    const psql = (sql, db = 'postgres') => spawnSync(join(bin, 'psql'), ['-XAtq', '-h', host, '-p', String(ports.haproxy), '-U', 'postgres', '-d', db, '-c', sql], {
+      encoding: 'utf8', env: { ...process.env, PGPASSWORD: password, PGCONNECT_TIMEOUT: '2' },
+    })
+    // HAProxy takes every server for UP when it starts, until its checks say otherwise: until then
+    // it also sends clients to the standbys.
+    const leader = members.find((m) => m.role === 'leader').name
+    await waitFor('HAProxy routing to the primary only', 20_000, async () => {
+      const servers = await haproxyServers(state)
+      return nodeNames.every((name) => servers[name] === (name === leader ? 'UP' : 'DOWN'))
+    })
+    await waitFor('a write through HAProxy', 20_000, async () => psql('select pg_is_in_recovery()').stdout.trim() === 'f')
+    if (psql(`select 1 from pg_database where datname = '${database}'`).stdout.trim() !== '1') {
+      const created = psql(`create database ${database}`)
+      if (created.status !== 0) throw new Error(`create database ${database}: ${created.stderr}`)
+    }
+    // What Patroni runs, which is not always what it was given (see tightTiming).
+    const effective = JSON.parse((await httpGet(`${state.nodes.node1.restUrl}/config`)).body)
+    state.timing = { ttl: effective.ttl, loop_wait: effective.loop_wait, retry_timeout: effective.retry_timeout }
+    saveState()
+    ready = true
+
+    for (const m of members.sort((a, b) => a.name.localeCompare(b.name))) {
+      const node = state.nodes[m.name]
+      say(`${m.name}       postgres ${host}:${node.postgres}  Patroni REST ${node.restUrl}  ${m.role.padEnd(12)} ${m.state.padEnd(9)} patroni pid ${node.patroniPid}`)
+    }
+    say(`HAProxy     ${host}:${ports.haproxy} (to the primary, by GET /primary; stats ${state.haproxy.stats})  pid ${haproxy.pid}`)
+    say(`Patroni     ttl ${state.timing.ttl}, loop_wait ${state.timing.loop_wait}, retry_timeout ${state.timing.retry_timeout}, synchronous_mode on; HAProxy checks: ${haproxyCheck}`)
+    say(`state       ${join(dir, 'state.json')}`)
+    say(`members     ${state.patronictl.join(' ')} list`)
+    say(`ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s; Ctrl-C (or: node scripts/ha-cluster.mjs stop --dir ${dir}) stops it`)
+    process.stdout.write(`DATABASE_URL=${state.databaseUrl}\n`)
   }
 }
 

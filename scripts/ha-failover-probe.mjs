@@ -33,10 +33,10 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const writes = [] // { at, ok, port?, error? }
 let client
-let writing = true
+const writing = { on: true }
 const writer = (async () => {
   await withClient(async (c) => c.query('create table if not exists ha_probe (id bigserial primary key, at timestamptz not null default now(), port int not null)'))
-  while (writing) {
+  while (writing.on) {
     const at = Date.now()
     try {
       const result = await withClient(async (c) => c.query('insert into ha_probe (port) values (inet_server_port()) returning port'))
@@ -118,7 +118,7 @@ for (;;) {
   }
   await sleep(100)
 }
-writing = false
+writing.on = false
 await writer
 await client?.end().catch(() => {})
 
