@@ -656,10 +656,13 @@ export async function injectFault (state, kind, nodeName) {
     case 'kill-node': {
       // The node dies whole: Patroni, the postmaster and every process of PostgreSQL's at once.
       // Not by process group: Patroni starts the postmaster in a session of its own, and each
-      // backend calls setsid() too. Listed before the first kill, while they are its children.
+      // backend calls setsid() too. Listed before the first kill, while they are its children, and
+      // with Patroni and the postmaster stopped first, so that neither starts a process meanwhile.
+      // A backend may end by itself between the listing and its kill: that one is gone already.
       const postmaster = postmasterPid(node.dataDir)
-      const pids = [node.patroniPid, postmaster, ...childrenOf(postmaster)].filter(alive)
-      for (const pid of pids) process.kill(pid, 'SIGKILL')
+      const parents = [node.patroniPid, postmaster].filter(alive)
+      for (const pid of parents) signalIfAlive(pid, 'SIGSTOP')
+      for (const pid of [...parents, ...childrenOf(postmaster)]) signalIfAlive(pid, 'SIGKILL')
       break
     }
     case 'cut-etcd':
@@ -671,6 +674,14 @@ export async function injectFault (state, kind, nodeName) {
     }
   }
   return { fault: kind, node: name, at }
+}
+
+function signalIfAlive (pid, signal) {
+  try {
+    process.kill(pid, signal)
+  } catch (error) {
+    if (error.code !== 'ESRCH') throw error
+  }
 }
 
 function childrenOf (parent) {

@@ -14,7 +14,7 @@ import { createInStore, documentOf, PlantConflictError, plantRow } from './suppo
 // check, on each real backend, what every caller is told and what is stored.
 
 async function openStore (t: Test, database: TestDatabase): Promise<PlantStore> {
-  const store = await openPlantStore({ DATABASE_URL: database.url, DATABASE_POOL_SIZE: 4 }, { warn: () => undefined })
+  const store = await openPlantStore({ DATABASE_URL: database.url, DATABASE_POOL_SIZE: 4, DATABASE_FAILOVER_WAIT: 0 }, { warn: () => undefined })
   t.teardown(() => store.close())
   return store
 }
@@ -148,7 +148,7 @@ testOnEveryBackend(t, 'under a flood of creates, everyone is answered, in arriva
 })
 
 testOnEveryBackend(t, 'creates taken before the store closes are answered; creates after it are unavailable', async (t, database) => {
-  const store = await openPlantStore({ DATABASE_URL: database.url, DATABASE_POOL_SIZE: 4 }, { warn: () => undefined })
+  const store = await openPlantStore({ DATABASE_URL: database.url, DATABASE_POOL_SIZE: 4, DATABASE_FAILOVER_WAIT: 0 }, { warn: () => undefined })
   const taken = createTogether(store, [plantRow({ id: 1n, name: 'Fern' }), plantRow({ id: 2n, name: 'Ivy' })])
   const closed = store.close()
   t.same(await createTogether(store, [plantRow({ id: 3n, name: 'Moss' })]), ['unavailable'])

@@ -8,6 +8,7 @@ t.test('an empty environment gives the documented defaults', async (t) => {
     HOST: '127.0.0.1',
     DATABASE_URL: 'sqlite:./data/plants.db',
     DATABASE_POOL_SIZE: 10,
+    DATABASE_FAILOVER_WAIT: 5,
     API_TOKENS: '',
     TOKEN_CACHE_TTL: 5,
     JWT_ISSUER: '',
@@ -47,6 +48,7 @@ t.test('settings are read from their variables and converted to their types', as
     HOST: '0.0.0.0',
     DATABASE_URL: 'sqlite:/var/lib/plants.db',
     DATABASE_POOL_SIZE: '20',
+    DATABASE_FAILOVER_WAIT: '2.5',
     API_TOKENS: 'a,b',
     TOKEN_CACHE_TTL: '0',
     JWT_ISSUER: 'https://id.example.com/',
@@ -83,6 +85,7 @@ t.test('settings are read from their variables and converted to their types', as
     HOST: '0.0.0.0',
     DATABASE_URL: 'sqlite:/var/lib/plants.db',
     DATABASE_POOL_SIZE: 20,
+    DATABASE_FAILOVER_WAIT: 2.5,
     API_TOKENS: 'a,b',
     TOKEN_CACHE_TTL: 0,
     JWT_ISSUER: 'https://id.example.com/',
@@ -155,7 +158,7 @@ t.test('an empty variable takes the default', async (t) => {
 const badValues: Array<[string, string]> = [
   ['PORT', 'abc'], ['PORT', '70000'], ['PORT', '3000.5'], ['DATABASE_URL', 'mysql://localhost/plants'],
   ['DATABASE_URL', 'sqlite:'], ['DATABASE_URL', 'postgres:plants'],
-  ['DATABASE_POOL_SIZE', '0'], ['DATABASE_POOL_SIZE', 'many'], ['LOG_LEVEL', 'loud'], ['BASE_PATH', 'api'], ['BASE_PATH', '/api/'],
+  ['DATABASE_POOL_SIZE', '0'], ['DATABASE_POOL_SIZE', 'many'], ['DATABASE_FAILOVER_WAIT', '-1'], ['DATABASE_FAILOVER_WAIT', '61'], ['LOG_LEVEL', 'loud'], ['BASE_PATH', 'api'], ['BASE_PATH', '/api/'],
   ['BODY_LIMIT', '10'], ['BODY_LIMIT', 'lots'], ['REQUEST_TIMEOUT', '0'], ['MAX_CONNECTIONS', '0'], ['MAX_UNANSWERED_REQUESTS', '1001'], ['RATE_LIMIT_WINDOW', '0'],
   ['RATE_LIMIT_FAILED_AUTH', 'few'], ['API_TOKENS', 'a token with spaces;'],
 ]

@@ -27,7 +27,7 @@ const reply = { type: () => reply, code: () => reply, header: () => reply, send:
 testOnEveryBackend(t, 'every write handler has queued its write when its call returns', async (t, database) => {
   let queued = 0
   const observer = { writeQueued: () => { queued++ }, batchStarted: () => () => undefined }
-  const store = await openPlantStore({ DATABASE_URL: database.url, DATABASE_POOL_SIZE: 2 }, { warn: () => undefined }, () => observer)
+  const store = await openPlantStore({ DATABASE_URL: database.url, DATABASE_POOL_SIZE: 2, DATABASE_FAILOVER_WAIT: 0 }, { warn: () => undefined }, () => observer)
   t.teardown(() => store.close())
   const openApi = loadOpenApiDocument()
   const observability = await Observability.create({ ...loadConfig({}), METRICS: 'off' })

@@ -39,6 +39,12 @@ export const ConfigSchema = Type.Object({
     default: 10,
     description: 'the most connections one instance opens to PostgreSQL, an integer from 1 to 1000',
   }),
+  DATABASE_FAILOVER_WAIT: Type.Number({
+    minimum: 0,
+    maximum: 60,
+    default: 5,
+    description: 'PostgreSQL only: how many seconds, from 0 to 60, a request that reaches no primary (no connection opens, or the server is a standby) waits for one before its 503; a planned switchover takes about 4',
+  }),
   API_TOKENS: Type.String({
     pattern: `^\\s*(${token68Source})?\\s*(,\\s*(${token68Source})?\\s*)*$`,
     default: '',

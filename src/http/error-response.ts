@@ -33,12 +33,21 @@ export async function sendError (error: unknown, request: FastifyRequest, reply:
   if (mayCloseEarly && !request.raw.complete) await new Promise((resolve) => setImmediate(resolve))
   if (mayCloseEarly && !request.raw.complete) reply.header('connection', 'close')
   else if (reply.hasHeader('connection') && reply.raw.shouldKeepAlive && request.headers.expect === undefined) reply.header('connection', 'keep-alive')
-  // A 503 is declared and passes (the store is down for a moment): its code says all, where a
-  // stack trace per refused request would flood the log during an outage.
-  recordFailure(reply, apiError, apiError.statusCode >= 500 && apiError.statusCode !== 503 ? error : undefined)
+  // A 503 is declared and passes (the store is down for a moment): its code and the one line of
+  // its cause say all, where a stack trace per refused request would flood the log during an outage.
+  if (apiError.statusCode === 503) recordFailure(reply, apiError, undefined, causeOf(error))
+  else recordFailure(reply, apiError, apiError.statusCode >= 500 ? error : undefined)
   return reply
     .code(apiError.statusCode)
     .headers({ ...commonResponseHeaders(request.id), ...apiError.headers })
     .type('application/json; charset=utf-8')
     .send(errorBody(apiError))
+}
+
+// What the backend said, in a line: "57P01 terminating connection due to administrator command".
+function causeOf (error: unknown): string | undefined {
+  const cause = error instanceof Error ? error.cause : undefined
+  if (!(cause instanceof Error)) return undefined
+  const code = (cause as { code?: unknown }).code
+  return typeof code === 'string' ? `${code} ${cause.message}` : cause.message
 }

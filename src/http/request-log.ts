@@ -18,14 +18,16 @@ interface Failure {
   readonly failure: { readonly code: number, readonly message: string }
   // What went wrong inside the service, for a 5xx only: the client's message never carries it.
   readonly err?: unknown
+  // Why a 503's backend was unavailable, in a line (never sent to the client).
+  readonly cause?: string
 }
 
 const failures = new WeakMap<FastifyReply, Failure>()
 
 // The error an answer carries goes into its request's one access line, not a line of its own.
-export function recordFailure (reply: FastifyReply, apiError: ApiError, internalError?: unknown): void {
+export function recordFailure (reply: FastifyReply, apiError: ApiError, internalError?: unknown, cause?: string): void {
   const failure = { code: apiError.code, message: apiError.message }
-  failures.set(reply, internalError === undefined ? { failure } : { failure, err: internalError })
+  failures.set(reply, { failure, ...internalError === undefined ? {} : { err: internalError }, ...cause === undefined ? {} : { cause } })
 }
 
 // Told of every request once it is answered, with the same figures as its access line.

@@ -7,6 +7,7 @@ import { backgroundFailureConsequence, SqlitePlantStore } from './sqlite/sqlite-
 export interface PlantStoreSettings {
   readonly DATABASE_URL: string
   readonly DATABASE_POOL_SIZE: number
+  readonly DATABASE_FAILOVER_WAIT: number
 }
 
 export interface PlantStoreLogger {
@@ -39,6 +40,7 @@ export async function openPlantStore (
     return PostgresPlantStore.open({
       connectionString: databaseUrl,
       poolSize: settings.DATABASE_POOL_SIZE,
+      failoverWaitMs: settings.DATABASE_FAILOVER_WAIT * 1000,
       onIdleConnectionError: (error) => logger.warn({ err: error }, 'an idle PostgreSQL connection failed and was dropped'),
       onConnectionRefused: oncePerMinute((error) => logger.warn({ err: error }, 'PostgreSQL refused a connection: requests get a 503 until it takes them again')),
       batchObserver: observeBatches('postgres'),

@@ -220,7 +220,7 @@ const backends: Backend[] = [
 
 // A managed token that holds plants:read alone, issued in the database before the service starts.
 async function issueReadOnlyToken (databaseUrl: string): Promise<string> {
-  const store = await openPlantStore({ DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: 1 }, { warn: () => undefined })
+  const store = await openPlantStore({ DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: 1, DATABASE_FAILOVER_WAIT: 0 }, { warn: () => undefined })
   try {
     return (await issueManagedToken(store.apiTokens, { name: 'reader', roles: ['plants:read'] })).token
   } finally {

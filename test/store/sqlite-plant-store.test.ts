@@ -237,7 +237,7 @@ t.test('closing the store stops its background connection and leaves no log behi
 t.test("the background thread's failure is logged once, and the store goes on without it", async (t) => {
   const warnings: string[] = []
   const store = await openPlantStore(
-    { DATABASE_URL: `sqlite:${testFolder(t)}/plants.db`, DATABASE_POOL_SIZE: 1 },
+    { DATABASE_URL: `sqlite:${testFolder(t)}/plants.db`, DATABASE_POOL_SIZE: 1, DATABASE_FAILOVER_WAIT: 0 },
     { warn: (_details, message) => { warnings.push(message) } }
   )
   t.teardown(() => store.close())

@@ -3,9 +3,11 @@ import pg from 'pg'
 // The errors of connections that could not be opened.
 const failuresToConnect = new WeakSet<object>()
 
-// Whether the error is that of a connection that could not be opened, whatever the server said.
+// Whether the error is that of a connection that could not be opened, whatever the server said:
+// the client's own, or the pool's that wraps it (its connection timeout's, whose cause it is).
 export function failedToConnect (error: unknown): boolean {
-  return typeof error === 'object' && error !== null && failuresToConnect.has(error)
+  if (typeof error !== 'object' || error === null) return false
+  return failuresToConnect.has(error) || (error instanceof Error && failedToConnect(error.cause))
 }
 
 // The store's client (its pool's and its migrations'): a connection that cannot be opened marks

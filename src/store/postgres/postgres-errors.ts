@@ -12,6 +12,15 @@ const transientSqlStates = new Set([
   '57P03', // cannot_connect_now: starting up or in recovery
   '25006', // read_only_sql_transaction: a failover left us on a standby for now
 ])
+const readOnlySqlTransaction = '25006'
+const cannotConnectNow = '57P03'
+// node-postgres', when a statement is asked of a client whose connection failed or was closed:
+// the statement is never sent.
+const notQueryableMessageEnd = 'and is not queryable'
+// A connection cut as it opened (a proxy with no server to pass it to may reset it).
+const connectionCutCodes = new Set(['ECONNRESET', 'EPIPE'])
+// pg-pool's, when no connection came free, or opened, within connectionTimeoutMillis.
+const poolConnectTimeoutMessage = 'timeout exceeded when trying to connect'
 const transientSqlStateClasses = new Set([
   '08', // connection_exception (but not 08P01, below)
   '53', // insufficient_resources: too many connections, disk full, out of memory
@@ -34,6 +43,24 @@ const connectionFailureMessages = [
   'Query read timeout',
   'Client has encountered a connection error',
 ]
+
+// Nothing of the request reached a primary, and one may be on its way: a proxy in front took the
+// connection but had no server to pass it to, or the connection timed out while opening (a
+// failover's gap); the server is starting up or shutting down (57P03); no connection came free in
+// the pool in time; the pool's connection had already failed, and the driver sent nothing on it
+// (an open transaction's COMMIT never reached the server); or the server reached is a standby,
+// which refuses a write before it does anything (25006). Sending the same request again repeats nothing that was done. Not a connection
+// refused outright (nothing listens: an outage, answered at once) nor a server's refusal of the
+// login (a database or role that is wrong, which waiting does not mend).
+export function awaitsNewPrimary (error: unknown): boolean {
+  if (error instanceof pg.DatabaseError) {
+    return error.code === readOnlySqlTransaction || (failedToConnect(error) && error.code === cannotConnectNow)
+  }
+  if (!(error instanceof Error)) return false
+  if (error.message.startsWith(poolConnectTimeoutMessage) || error.message.endsWith(notQueryableMessageEnd)) return true
+  const systemCode = (error as NodeJS.ErrnoException).code
+  return failedToConnect(error) && (systemCode === undefined || connectionCutCodes.has(systemCode))
+}
 
 // Once the service has started, a connection the server refuses is an outage too, whatever it
 // says (the database dropped or closed to connections, the role dropped): requests get a 503

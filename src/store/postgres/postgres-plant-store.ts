@@ -17,7 +17,7 @@ import type { WebhookStore } from '../webhook-store.js'
 import { StoreUnavailableError, translateStoreError } from '../store-errors.js'
 import { PostgresApiTokenStore } from './postgres-api-token-store.js'
 import { commitWrites, isRefusedByBatchStatement, undefinedTable } from './postgres-batch.js'
-import { isOutageAtStartUp, isRefusedConnection, isTransientPostgresError } from './postgres-errors.js'
+import { isOutageAtStartUp, isRefusedConnection, isTransientPostgresError, awaitsNewPrimary } from './postgres-errors.js'
 import { PostgresClient } from './postgres-client.js'
 import { postgresMigrationConnection } from './postgres-migrations.js'
 import { PostgresWebhookStore } from './postgres-webhook-store.js'
@@ -36,6 +36,10 @@ export interface PostgresPlantStoreOptions {
   readonly onIdleConnectionError?: (error: Error) => void
   // After start-up, the server refused a connection (its error says why); the request gets a 503.
   readonly onConnectionRefused?: (error: Error) => void
+  // How long a request that reached no primary while one may be on its way (awaitsNewPrimary in
+  // postgres-errors.ts) waits for one before its 503: the gap of a planned switchover, so that it
+  // costs only the requests in flight at the switch. 0 answers 503 at once.
+  readonly failoverWaitMs?: number
   readonly batchObserver?: BatchObserver | undefined
   // The writers whose next writes a batch may wait a moment for (src/store/group-commit.ts).
   readonly activeWriters?: ActiveWriterCount | undefined
@@ -55,6 +59,8 @@ const selectReadiness = 'SELECT max(version) AS version, pg_is_in_recovery() AS 
 // statement seeing what was committed before it began, which stricter isolation levels refuse
 // to do (their losing racers would get serialization failures, that is 503s).
 const sessionSettings = ['-c synchronous_commit=on', '-c default_transaction_isolation=read\\ committed']
+// How often a request waiting for a primary asks again.
+const failoverRetryPauseMs = 250
 
 export class PostgresPlantStore implements PlantStore {
   readonly apiTokens: ApiTokenStore
@@ -64,6 +70,7 @@ export class PostgresPlantStore implements PlantStore {
   private readonly connection: pg.ClientConfig
   private readonly statementTimeoutMs: number
   private readonly onConnectionRefused: ((error: Error) => void) | undefined
+  private readonly failoverWaitMs: number
   private readonly pool: pg.Pool
   private readonly writes: BatchedWrites
   private readonly reads: BatchedReads<bigint, string | undefined>
@@ -91,9 +98,11 @@ export class PostgresPlantStore implements PlantStore {
   }
 
   private constructor ({
-    connectionString, poolSize, connectTimeoutMs = 2000, statementTimeoutMs = 5000, onIdleConnectionError, onConnectionRefused, batchObserver, activeWriters,
+    connectionString, poolSize, connectTimeoutMs = 2000, statementTimeoutMs = 5000, onIdleConnectionError, onConnectionRefused, failoverWaitMs = 0,
+    batchObserver, activeWriters,
   }: PostgresPlantStoreOptions) {
     this.onConnectionRefused = onConnectionRefused
+    this.failoverWaitMs = failoverWaitMs
     this.description = `PostgreSQL ${withoutPassword(connectionString)}`
     const fromUrl = parseIntoClientConfig(connectionString)
     this.connection = {
@@ -159,8 +168,9 @@ export class PostgresPlantStore implements PlantStore {
 
   // Ready means migrated and connected to a server that takes writes (not a standby).
   async checkReady (): Promise<void> {
+    // Never waits for a primary: a load balancer asks to know now.
     const { rows } = await this.translateErrors(() => this.onMigratedTables(() =>
-      this.pool.query<{ in_recovery: boolean }>({ name: 'select-readiness', text: selectReadiness })))
+      this.pool.query<{ in_recovery: boolean }>({ name: 'select-readiness', text: selectReadiness })), 0)
     if (rows[0]?.in_recovery !== false) throw new StoreUnavailableError(1)
   }
 
@@ -227,12 +237,22 @@ export class PostgresPlantStore implements PlantStore {
     }
   }
 
-  private async translateErrors<T> (operation: () => Promise<T>): Promise<T> {
-    try {
-      return await operation()
-    } catch (error) {
-      if (isRefusedConnection(error)) this.onConnectionRefused?.(error)
-      throw translateStoreError(error, isTransientPostgresError)
+  // An operation that reached no primary while one may be on its way (awaitsNewPrimary) is run
+  // again, every 250 ms, for up to waitMs: nothing of it reached the database, and a failover's new
+  // primary takes it as the old one would have. An operation that failed once it reached one (its
+  // outcome unknown), or found nothing listening, gets its 503 at once.
+  private async translateErrors<T> (operation: () => Promise<T>, waitMs = this.failoverWaitMs): Promise<T> {
+    const deadline = Date.now() + waitMs
+    for (;;) {
+      try {
+        return await operation()
+      } catch (error) {
+        if (isRefusedConnection(error)) this.onConnectionRefused?.(error)
+        if (!awaitsNewPrimary(error) || this.closed || Date.now() + failoverRetryPauseMs > deadline) {
+          throw translateStoreError(error, isTransientPostgresError)
+        }
+      }
+      await sleep(failoverRetryPauseMs)
     }
   }
 }
