@@ -259,6 +259,7 @@ const runElsewhere: ReadonlyArray<{ file: string, language: string, start: strin
   { file: 'docs/conformance.md', language: 'sh', start: 'npm run check:conformance', ranBy: 'test/conformance-check.test.ts', runs: /'--url', .*'--token'/ },
   { file: 'docs/postgresql.md', language: 'sh', start: 'npm install && DATABASE_URL=postgres://', ranBy: 'test/support/test-databases.ts', runs: /postgres:\/\/postgres@127\.0\.0\.1:5432\/test/ },
   { file: 'docs/postgresql.md', language: 'sh', start: 'npm run build', ranBy: 'test/scale-out.test.ts', runs: /DATABASE_URL/ },
+  { file: 'docs/postgresql.md', language: 'sh', start: 'node scripts/ha-cluster.mjs start', ranBy: 'test/reliability/support/ha-cluster.ts', runs: /\[script, 'start', '--dir', folder, '--base-port'[\s\S]*\[script, 'fault', fault, '--dir', folder\]/ },
   { file: 'docs/credentials.md', language: 'sh', start: 'JWT_ISSUER=', ranBy: 'test/auth/jwt-remote-keys.test.ts', runs: /JWT_JWKS_URL/ },
   { file: 'docs/benchmark.md', language: 'sh', start: 'npm run bench ', ranBy: 'test/bench-command-line.test.ts', runs: /bench\/run-benchmark\.ts/ },
 ]
