@@ -262,6 +262,7 @@ const runElsewhere: ReadonlyArray<{ file: string, language: string, start: strin
   { file: 'docs/postgresql.md', language: 'sh', start: 'node scripts/ha-cluster.mjs start', ranBy: 'test/reliability/support/ha-cluster.ts', runs: /\[script, 'start', '--dir', folder, '--base-port'[\s\S]*\[script, 'fault', fault, '--dir', folder\]/ },
   { file: 'docs/credentials.md', language: 'sh', start: 'JWT_ISSUER=', ranBy: 'test/auth/jwt-remote-keys.test.ts', runs: /JWT_JWKS_URL/ },
   { file: 'docs/benchmark.md', language: 'sh', start: 'npm run bench ', ranBy: 'test/bench-command-line.test.ts', runs: /bench\/run-benchmark\.ts/ },
+  { file: 'docs/postgresql.md', language: 'sh', start: 'node dist/bench/run-benchmark.js --postgres-url', ranBy: 'test/bench-command-line.test.ts', runs: /bench\/run-benchmark\.ts/ },
 ]
 
 t.test('the commands that take minutes, or a server of their own, are run where the docs say', async (t) => {

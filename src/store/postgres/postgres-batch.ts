@@ -7,7 +7,7 @@ import { changeOfWrite, compareWithStored, type PlantWrite, type StoredPlantCond
 import { type CreatedMessages, type Queryable, runBatchStatementWithMessages, writeMessages } from './postgres-outbox-writes.js'
 import type { PlantRow } from '../plant-store.js'
 import { StoreUnavailableError } from '../store-errors.js'
-import { isTransientPostgresError } from './postgres-errors.js'
+import { afterCommittedStatement, isTransientPostgresError } from './postgres-errors.js'
 
 export const undefinedTable = '42P01'
 
@@ -137,18 +137,26 @@ async function insertOrCompare (client: Queryable, plants: readonly PlantRow[], 
   const insertedIds = new Set<string>()
   const storedById = new Map<string, string>()
   let pending = [...firsts.values()]
-  for (let tries = 1; pending.length > 0; tries++) {
-    if (tries > maxInsertTries) throw new StoreUnavailableError(1)
-    const inserted = messages === undefined
-      ? await marked(() => runBatchStatement(client, pending))
-      : await marked(() => runBatchStatementWithMessages(client, pending, messages))
-    for (const id of inserted) insertedIds.add(id)
-    const takenIds = pending.map(({ id }) => id.toString()).filter((id) => !insertedIds.has(id))
-    if (takenIds.length > 0) {
-      const { rows } = await client.query<{ id: string, document: string }>(selectDocuments, [takenIds])
-      for (const { id, document } of rows) storedById.set(id, document)
+  // Once a statement ran (on the pool, on its own: committed), a later failure is not of a batch
+  // that reached no primary, which the store may send again.
+  let ranOne = false
+  try {
+    for (let tries = 1; pending.length > 0; tries++) {
+      if (tries > maxInsertTries) throw new StoreUnavailableError(1)
+      const inserted = messages === undefined
+        ? await marked(() => runBatchStatement(client, pending))
+        : await marked(() => runBatchStatementWithMessages(client, pending, messages))
+      ranOne = true
+      for (const id of inserted) insertedIds.add(id)
+      const takenIds = pending.map(({ id }) => id.toString()).filter((id) => !insertedIds.has(id))
+      if (takenIds.length > 0) {
+        const { rows } = await client.query<{ id: string, document: string }>(selectDocuments, [takenIds])
+        for (const { id, document } of rows) storedById.set(id, document)
+      }
+      pending = pending.filter(({ id }) => !insertedIds.has(id.toString()) && !storedById.has(id.toString()))
     }
-    pending = pending.filter(({ id }) => !insertedIds.has(id.toString()) && !storedById.has(id.toString()))
+  } catch (error) {
+    throw ranOne ? afterCommittedStatement(error) : error
   }
   return plants.map((plant) => {
     const id = plant.id.toString()

@@ -19,6 +19,8 @@ const cannotConnectNow = '57P03'
 const notQueryableMessageEnd = 'and is not queryable'
 // A connection cut as it opened (a proxy with no server to pass it to may reset it).
 const connectionCutCodes = new Set(['ECONNRESET', 'EPIPE'])
+// node-postgres' own, for a connection closed or timed out as it opened.
+const openingCutMessages = ['Connection terminated', 'timeout expired']
 // pg-pool's, when no connection came free, or opened, within connectionTimeoutMillis.
 const poolConnectTimeoutMessage = 'timeout exceeded when trying to connect'
 const transientSqlStateClasses = new Set([
@@ -44,22 +46,42 @@ const connectionFailureMessages = [
   'Client has encountered a connection error',
 ]
 
+// Errors of a batch that failed after one of its statements ran, on its own, and so committed.
+const afterACommit = new WeakSet<object>()
+
+// Marks the error of a batch of which a statement committed: sent again, it would race the writes
+// other clients made since, so it is not one that reached no primary.
+export function afterCommittedStatement<T> (error: T): T {
+  if (typeof error === 'object' && error !== null) afterACommit.add(error)
+  return error
+}
+
 // Nothing of the request reached a primary, and one may be on its way: a proxy in front took the
-// connection but had no server to pass it to, or the connection timed out while opening (a
-// failover's gap); the server is starting up or shutting down (57P03); no connection came free in
-// the pool in time; the pool's connection had already failed, and the driver sent nothing on it
-// (an open transaction's COMMIT never reached the server); or the server reached is a standby,
-// which refuses a write before it does anything (25006). Sending the same request again repeats nothing that was done. Not a connection
-// refused outright (nothing listens: an outage, answered at once) nor a server's refusal of the
-// login (a database or role that is wrong, which waiting does not mend).
+// connection and closed it (it had no server to pass it to) or let it time out as it opened (a
+// failover's gap); the server is starting up or shutting down (57P03 as it connects); the pool's
+// connection had already failed, and the driver sent nothing on it (an open transaction's COMMIT
+// never reached the server); or the server reached is a standby, which refuses a write before it
+// does anything (25006). Sending the same request again repeats nothing that was done. Not a
+// connection refused outright (nothing listens: an outage, answered at once), a server's refusal
+// of the login (a database or role that is wrong, which waiting does not mend), nor the failure of
+// a batch after one of its statements committed. The pool's own timeout (no connection came free)
+// is the store's to judge (isPoolConnectTimeout): it is overload as often as a failover.
 export function awaitsNewPrimary (error: unknown): boolean {
+  if (typeof error !== 'object' || error === null || afterACommit.has(error)) return false
   if (error instanceof pg.DatabaseError) {
     return error.code === readOnlySqlTransaction || (failedToConnect(error) && error.code === cannotConnectNow)
   }
   if (!(error instanceof Error)) return false
-  if (error.message.startsWith(poolConnectTimeoutMessage) || error.message.endsWith(notQueryableMessageEnd)) return true
+  if (error.message.endsWith(notQueryableMessageEnd)) return true
+  if (!failedToConnect(error)) return false
   const systemCode = (error as NodeJS.ErrnoException).code
-  return failedToConnect(error) && (systemCode === undefined || connectionCutCodes.has(systemCode))
+  if (systemCode !== undefined) return connectionCutCodes.has(systemCode)
+  return openingCutMessages.some((message) => error.message.startsWith(message))
+}
+
+// pg-pool's own timeout: no connection came free, or opened, in time.
+export function isPoolConnectTimeout (error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith(poolConnectTimeoutMessage) && !afterACommit.has(error)
 }
 
 // Once the service has started, a connection the server refuses is an outage too, whatever it

@@ -17,7 +17,7 @@ import type { WebhookStore } from '../webhook-store.js'
 import { StoreUnavailableError, translateStoreError } from '../store-errors.js'
 import { PostgresApiTokenStore } from './postgres-api-token-store.js'
 import { commitWrites, isRefusedByBatchStatement, undefinedTable } from './postgres-batch.js'
-import { isOutageAtStartUp, isRefusedConnection, isTransientPostgresError, awaitsNewPrimary } from './postgres-errors.js'
+import { awaitsNewPrimary, isOutageAtStartUp, isPoolConnectTimeout, isRefusedConnection, isTransientPostgresError } from './postgres-errors.js'
 import { PostgresClient } from './postgres-client.js'
 import { postgresMigrationConnection } from './postgres-migrations.js'
 import { PostgresWebhookStore } from './postgres-webhook-store.js'
@@ -61,6 +61,8 @@ const selectReadiness = 'SELECT max(version) AS version, pg_is_in_recovery() AS 
 const sessionSettings = ['-c synchronous_commit=on', '-c default_transaction_isolation=read\\ committed']
 // How often a request waiting for a primary asks again.
 const failoverRetryPauseMs = 250
+// How long after a request found no primary the pool's own timeout is taken for the same gap.
+const recentNoPrimaryMs = 5000
 
 export class PostgresPlantStore implements PlantStore {
   readonly apiTokens: ApiTokenStore
@@ -71,6 +73,9 @@ export class PostgresPlantStore implements PlantStore {
   private readonly statementTimeoutMs: number
   private readonly onConnectionRefused: ((error: Error) => void) | undefined
   private readonly failoverWaitMs: number
+  // When a request last found no primary; the pool's own timeout within a few seconds of it is
+  // the failover's too (its connections are opening through the gap), and any other is overload.
+  private lastNoPrimaryAt = Number.NEGATIVE_INFINITY
   private readonly pool: pg.Pool
   private readonly writes: BatchedWrites
   private readonly reads: BatchedReads<bigint, string | undefined>
@@ -130,7 +135,9 @@ export class PostgresPlantStore implements PlantStore {
       activeWriters
     )
     this.apiTokens = new PostgresApiTokenStore(async (query) => this.runQuery(query))
-    this.webhooks = new PostgresWebhookStore(async (query) => this.runQuery(query))
+    // The deliveries' own queries never wait for a primary: the dispatcher asks again within 50 ms
+    // anyway, and a lease renewed after a wait would be dated from before it.
+    this.webhooks = new PostgresWebhookStore(async (query) => this.runQuery(query, 0))
     this.reads = new BatchedReads(async (ids) => {
       const { rows } = await this.runQuery<{ id: string, document: string }>({ text: selectDocuments, values: [ids.map(String)] })
       const documents = new Map(rows.map(({ id, document }) => [id, document]))
@@ -182,9 +189,9 @@ export class PostgresPlantStore implements PlantStore {
   }
 
   // A query of the token store, run as the plants' own are.
-  private async runQuery<Row extends pg.QueryResultRow> (query: pg.QueryConfig): Promise<pg.QueryResult<Row>> {
+  private async runQuery<Row extends pg.QueryResultRow> (query: pg.QueryConfig, failoverWaitMs = this.failoverWaitMs): Promise<pg.QueryResult<Row>> {
     if (this.closed) throw new StoreUnavailableError(1)
-    return this.translateErrors(() => this.onMigratedTables(() => this.pool.query<Row>(query)))
+    return this.translateErrors(() => this.onMigratedTables(() => this.pool.query<Row>(query)), failoverWaitMs)
   }
 
   // Runs the operation once the migrations are applied. When the tables are gone, the database
@@ -248,7 +255,10 @@ export class PostgresPlantStore implements PlantStore {
         return await operation()
       } catch (error) {
         if (isRefusedConnection(error)) this.onConnectionRefused?.(error)
-        if (!awaitsNewPrimary(error) || this.closed || Date.now() + failoverRetryPauseMs > deadline) {
+        const now = Date.now()
+        const noPrimary = awaitsNewPrimary(error) || (isPoolConnectTimeout(error) && now - this.lastNoPrimaryAt < recentNoPrimaryMs)
+        if (noPrimary) this.lastNoPrimaryAt = now
+        if (!noPrimary || this.closed || now + failoverRetryPauseMs > deadline) {
           throw translateStoreError(error, isTransientPostgresError)
         }
       }

@@ -43,8 +43,11 @@ export interface Operation {
 // Between the attempts of one operation: a client that retries at once would only add load;
 // one that waits a full Retry-After (1 s) would hide how soon the service is back.
 const retryPauseMs = 100
-// Longer than any answer the service may take (a statement times out after 5 s).
-const answerTimeoutMs = 15_000
+// Longer than any answer the service may take: a wait for a primary (DATABASE_FAILOVER_WAIT),
+// then a connection (2 s) and a statement (5 s).
+const answerTimeoutMs = 30_000
+// An operation still not known after this long is a service that stopped answering.
+const knownWithinMs = 120_000
 
 export interface FailoverWorkloadOptions {
   readonly baseUrl: string
@@ -55,7 +58,8 @@ export interface FailoverWorkloadOptions {
   readonly idsPerClient: number
   // A prefix of every name this workload writes, so that its plants are told from another's.
   readonly namePrefix: string
-  readonly random: SeededRandom
+  // Each client's own choices, so that a seed repeats them whatever the clients' interleaving.
+  readonly randomOfClient: (client: number) => SeededRandom
 }
 
 export class FailoverWorkload {
@@ -118,7 +122,8 @@ export class FailoverWorkload {
   }
 
   async #runClient (client: number): Promise<void> {
-    const { firstId, idsPerClient, random, namePrefix } = this.#options
+    const { firstId, idsPerClient, namePrefix } = this.#options
+    const random = this.#options.randomOfClient(client)
     const names = new Map<bigint, string>()
     while (!this.#stopping) {
       const id = firstId + BigInt(client * idsPerClient + random.integer(0, idsPerClient - 1))
@@ -135,7 +140,12 @@ export class FailoverWorkload {
   }
 
   async #untilKnown (operation: Operation): Promise<void> {
+    const givenUpAt = Date.now() + knownWithinMs
     for (;;) {
+      if (Date.now() > givenUpAt) {
+        operation.unexpected = `${operation.kind} ${operation.id}: not known after ${knownWithinMs} ms of retries`
+        return
+      }
       const attempt = await this.#send(operation)
       operation.attempts.push(attempt)
       const verdict = verdictOf(operation, attempt)

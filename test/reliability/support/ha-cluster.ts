@@ -60,8 +60,10 @@ export async function startHaCluster (t: Test): Promise<HaCluster> {
   // The postgres user runs the nodes: it must reach the folder, which mkdtemp made private.
   chmodSync(join(folder, '..'), 0o755)
   for (let attempt = 1; ; attempt++) {
-    // A block of 40 ports; the script refuses one in use, and another block is tried.
-    const basePort = 20_000 + 100 * Math.floor(Math.random() * 300)
+    // A block of 43 ports below Linux's ephemeral range (32768 and up), where a connection's own
+    // port could take one while a node restarts; the script refuses a block in use, and another
+    // is tried.
+    const basePort = 20_000 + 100 * Math.floor(Math.random() * 120)
     const started = await startOnPorts(t, folder, basePort)
     if (started !== undefined) return started
     if (attempt === 3) throw new Error('the HA cluster did not start on three blocks of ports')
@@ -77,7 +79,7 @@ async function startOnPorts (t: Test, folder: string, basePort: number): Promise
   // The script stops every part and removes its folder on SIGTERM.
   t.teardown(async () => {
     child.kill('SIGTERM')
-    await Promise.race([exited, sleep(30_000)])
+    await Promise.race([exited, sleep(60_000)])
     if (!t.passing()) t.comment(`output of the HA cluster:\n${output}`)
   })
   try {
